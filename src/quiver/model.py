@@ -1,0 +1,211 @@
+"""The model: frozen dataclasses shared by every command. No I/O here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JSON = Any  # the JSON boundary: values parsed from or written to JSON/YAML
+Severity = Literal["error", "warning", "info"]
+Load = Literal["preloaded", "deferred"]
+SideEffect = Literal["read_only", "reversible_write", "irreversible_write"]
+Transport = Literal["stdio", "http", "sse"]
+
+SEVERITY_ORDER: Mapping[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where something was read: a project-relative posix path, 1-based line and column (0 = unknown)."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.file
+        return f"{self.file}:{self.line}:{self.column or 1}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRef:
+    """One entry of an agent's `tools` field, as written."""
+
+    text: str
+    location: Location
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """An MCP server definition from any config dialect (or an overlay from the `mcp_servers` list form)."""
+
+    name: str
+    location: Location
+    dialect: str
+    type: Transport | None = None
+    raw_type: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    tools: tuple[str, ...] | None = None  # allow-list; None = not given
+    defer_tools: Literal["auto", "never"] | None = None
+    preload: bool | None = None
+    preload_tools: tuple[str, ...] = ()
+    timeout_ms: int | None = None
+    description: str | None = None
+    raw: Mapping[str, JSON] = field(default_factory=dict)
+    key_locations: Mapping[str, Location] = field(default_factory=dict)
+
+    @property
+    def is_definition(self) -> bool:
+        """True when the entry says how to reach the server (an overlay only adjusts loading)."""
+        return self.command is not None or self.url is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """A custom agent file: frontmatter fields plus the body."""
+
+    id: str
+    path: str
+    kind: Literal["copilot", "claude", "chatmode"]
+    location: Location
+    frontmatter: Mapping[str, JSON]
+    key_locations: Mapping[str, Location]
+    body: str
+    body_line: int
+    name: str | None = None
+    description: str | None = None
+    target: str | None = None
+    tools: tuple[ToolRef, ...] | None = None  # None = unset (all tools)
+    models: tuple[str, ...] = ()
+    mcp_servers: tuple[Server, ...] = ()
+    deferred_tool_loading: bool = False
+
+    @property
+    def prompt_sha256(self) -> str:
+        return hashlib.sha256(self.body.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class LockedTool:
+    """One tool as its server really serves it: the MCP Tool object verbatim, its pin and token count."""
+
+    server: str
+    name: str
+    definition: Mapping[str, JSON]
+    sha256: str
+    tokens: int | None
+    location: Location
+
+    @property
+    def description(self) -> str:
+        value = self.definition.get("description")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def input_schema(self) -> JSON:
+        return self.definition.get("inputSchema", {})
+
+    @property
+    def annotations(self) -> Mapping[str, JSON]:
+        value = self.definition.get("annotations")
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class LockedServer:
+    name: str
+    server_info: Mapping[str, JSON]
+    instructions: str | None
+    protocol_version: str | None
+    tools: tuple[LockedTool, ...]
+    location: Location
+
+    @property
+    def catalog_sha256(self) -> str:
+        return hashlib.sha256("".join(t.sha256 for t in self.tools).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Lock:
+    path: str
+    encoding: str
+    servers: Mapping[str, LockedServer]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem found by lint, compile or diff. The fingerprint ignores line numbers."""
+
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    location: Location | None = None
+    hint: str | None = None
+    server: str | None = None
+    tool: str | None = None
+    agent: str | None = None
+    witness: JSON = None
+
+    @property
+    def fingerprint(self) -> str:
+        logical = [
+            self.rule,
+            self.location.file if self.location else "",
+            self.agent or "",
+            self.server or "",
+            self.tool or "",
+            _normalize_message(self.message),
+        ]
+        return hashlib.sha256("\x1f".join(logical).encode("utf-8")).hexdigest()[:32]
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "fingerprint": self.fingerprint,
+        }
+        if self.location is not None:
+            out["file"] = self.location.file
+            out["line"] = self.location.line
+            out["column"] = self.location.column
+            if self.location.end_line:
+                out["end_line"] = self.location.end_line
+                out["end_column"] = self.location.end_column
+        for key in ("hint", "server", "tool", "agent"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.witness is not None:
+            out["witness"] = self.witness
+        return out
+
+
+_NUMBERS = re.compile(r"\d+")
+
+
+def _normalize_message(message: str) -> str:
+    return _NUMBERS.sub("#", " ".join(message.split())).lower()
+
+
+def canonical_json(value: JSON) -> str:
+    """Compact JSON with sorted keys: the form every sha256 pin is computed over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_json(value: JSON) -> str:
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
