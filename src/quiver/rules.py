@@ -61,6 +61,7 @@ class Rule:
         **values: Any,
     ) -> Finding:
         """Build a finding of this rule; `values` fill the message and hint templates."""
+        values = {"server": server, "tool": tool, "agent": agent, **values}
         hint = self.hint.format(**values) if self.hint else None
         return Finding(
             rule=self.code,

@@ -1,0 +1,149 @@
+"""The `quiver` command line: parse, call one function, print, exit. Errors funnel through `main`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from quiver import __version__
+from quiver.errors import QuiverError
+
+project_option = click.option(
+    "--project",
+    "-C",
+    "project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Project root (where .github/, .mcp.json and quiver.lock.json live).",
+)
+
+
+def _root(project: Path) -> Path:
+    if not project.is_dir():
+        raise click.BadParameter(f"directory `{project}` does not exist", param_hint="--project")
+    return project.resolve()
+
+
+class QuiverGroup(click.Group):
+    """The one error funnel: expected errors exit 2 with one line, bugs exit 3 with a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except QuiverError as exc:
+            click.echo(f"error: {exc.one_line()}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except BrokenPipeError:
+            ctx.exit(1)
+        except Exception:
+            import traceback
+
+            click.echo(f"internal error: quiver {__version__}, Python {sys.version.split()[0]}", err=True)
+            click.echo("this is a bug in quiver; please report it with the traceback below", err=True)
+            click.echo(traceback.format_exc(), err=True, nl=False)
+            ctx.exit(3)
+
+
+@click.group(cls=QuiverGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="quiver")
+def cli() -> None:
+    """quiver: compile, lint, diff and serve agent definitions and their MCP tools."""
+
+
+@cli.command("compile")
+@project_option
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when committed manifests are stale.")
+@click.option(
+    "--emit",
+    "emit_hosts",
+    multiple=True,
+    type=click.Choice(["anthropic", "openai"]),
+    help="Also write the host API `tools` array (repeatable).",
+)
+@click.option("--out", default=None, help="Output directory (default: `out` in config, build/quiver).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not print the budget table.")
+def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool) -> None:
+    """Resolve every agent and write its manifest, plus index.json and a budget table."""
+    from quiver.commands import compile as cmd
+    from quiver.compile import budget_of
+    from quiver.report.budget import budget_table
+    from quiver.report.lines import finding_line
+    from quiver.tokens import TokenCache
+
+    root = _root(project)
+    result = cmd.build(root, out=out, emit_hosts=emit_hosts)
+    out_dir = out or result.project.config.out
+    for finding in result.findings:
+        click.echo(finding_line(finding), err=True)
+    for error in result.errors:
+        click.echo(f"error: {error.one_line()}", err=True)
+    if check:
+        stale = cmd.stale_outputs(root, result, out_dir)
+        for rel in stale:
+            click.echo(f"stale: {rel}", err=True)
+        if stale:
+            click.echo(f"{len(stale)} manifest file(s) out of date: run `quiver compile` and commit", err=True)
+            sys.exit(1 if not result.errors else 2)
+        click.echo(f"{len(result.outputs)} manifest file(s) up to date", err=True)
+    else:
+        removed = cmd.write(root, result, out_dir)
+        for rel in removed:
+            click.echo(f"removed: {rel}", err=True)
+        if not quiet:
+            cache = TokenCache(root / cmd.CACHE_FILE)
+            rows = [(r, budget_of(r, cache)) for r in result.resolved]
+            click.echo(budget_table(rows), nl=False)
+        click.echo(f"wrote {len(result.outputs)} file(s) to {out_dir}/", err=True)
+    if result.errors:
+        sys.exit(2)
+
+
+@cli.command("explain")
+@project_option
+@click.argument("agent")
+@click.argument("tool", required=False)
+def explain_command(project: Path, agent: str, tool: str | None) -> None:
+    """Why each tool of AGENT is preloaded or deferred, with the file:line that decided."""
+    from quiver.commands.explain import run
+
+    click.echo(run(_root(project), agent, tool), nl=False)
+
+
+@cli.command("snapshot")
+@project_option
+@click.option("--server", "servers", multiple=True, help="Only this server (repeatable); with --import, its name.")
+@click.option(
+    "--import", "import_path", default=None, help="Import a tools/list JSON or a directory of tool snapshots."
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when a live server no longer matches the lock.")
+@click.option("--timeout", type=float, default=None, help="Seconds to wait for each server (default: its timeout).")
+def snapshot_command(
+    project: Path, servers: tuple[str, ...], import_path: str | None, check: bool, timeout: float | None
+) -> None:
+    """Capture each configured server's tools (initialize + tools/list) into quiver.lock.json."""
+    from quiver.commands import snapshot as cmd
+    from quiver.config import load_config
+    from quiver.errors import UsageError
+
+    root = _root(project)
+    lock_rel = load_config(root).lock
+    if import_path is not None:
+        if len(servers) != 1:
+            raise UsageError("--import needs exactly one --server NAME", hint="name the server the tools belong to")
+        click.echo(cmd.run_import(root, import_path, servers[0], lock_rel), err=True)
+        return
+    code, lines = cmd.run_live(root, servers, lock_rel, check=check, timeout_s=timeout)
+    for line in lines:
+        click.echo(line, err=True)
+    sys.exit(code)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="quiver")

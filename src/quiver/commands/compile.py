@@ -1,0 +1,116 @@
+"""`quiver compile`: resolve every agent, write manifests and index.json (or check they are current)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from quiver.compile import build_index, build_manifest, emit, render_json
+from quiver.errors import QuiverError
+from quiver.model import Finding
+from quiver.project import Project, load_project
+from quiver.resolve import ResolvedAgent, project_findings, resolve_project
+from quiver.sources.agents import agent_id
+from quiver.sources.files import write_atomic
+from quiver.tokens import TokenCache
+
+CACHE_FILE = ".quiver/cache/tokens.json"
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    project: Project
+    resolved: tuple[ResolvedAgent, ...]
+    outputs: dict[str, str]  # project-relative path -> text
+    findings: tuple[Finding, ...]
+    errors: tuple[QuiverError, ...]
+    stale: tuple[str, ...] = ()
+    removed: tuple[str, ...] = field(default=())
+
+
+def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ()) -> CompileResult:
+    """Everything compile would write, in memory."""
+    project = load_project(root)
+    resolved = tuple(resolve_project(project))
+    out_dir = out or project.config.out
+    cache = TokenCache(root / CACHE_FILE)
+    outputs: dict[str, str] = {}
+    manifests = {}
+    for item in resolved:
+        manifest = build_manifest(item, project.config, cache)
+        manifests[item.agent.id] = manifest
+        outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
+        for host in emit_hosts:
+            outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host))
+    if manifests or not project.errors:
+        outputs[f"{out_dir}/index.json"] = render_json(build_index(manifests, out_dir))
+    cache.save()
+    findings = [*project_findings(project)]
+    for item in resolved:
+        findings.extend(item.findings)
+    return CompileResult(project, resolved, outputs, tuple(findings), project.errors)
+
+
+def previous_outputs(root: Path, out_dir: str) -> set[str]:
+    """Files a previous compile wrote, according to its index.json."""
+    index = root / out_dir / "index.json"
+    if not index.is_file():
+        return set()
+    try:
+        data = json.loads(index.read_text(encoding="utf-8"))
+        agents = [a["id"] for a in data.get("agents", [])]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return set()
+    found = set()
+    for ident in agents:
+        for suffix in (".json", ".anthropic.json", ".openai.json"):
+            rel = f"{out_dir}/{ident}{suffix}"
+            if (root / rel).is_file():
+                found.add(rel)
+    return found
+
+
+def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
+    """Outputs whose file differs from what compile would write now, or that it would remove."""
+    stale = []
+    for rel, text in sorted(result.outputs.items()):
+        path = root / rel
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(rel)
+    broken = _failed_ids(result)
+    for rel in sorted(previous_outputs(root, out_dir) - set(result.outputs)):
+        if _output_agent(rel) not in broken:
+            stale.append(rel)
+    return stale
+
+
+def _failed_ids(result: CompileResult) -> set[str]:
+    return {agent_id(e.position.file) for e in result.errors if e.position}
+
+
+def _output_agent(rel: str) -> str:
+    name = rel.rsplit("/", 1)[-1]
+    for suffix in (".anthropic.json", ".openai.json", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def write(root: Path, result: CompileResult, out_dir: str) -> list[str]:
+    """Write every output atomically; remove manifests of agents that no longer exist. Returns removed paths."""
+    old = previous_outputs(root, out_dir)
+    for rel, text in sorted(result.outputs.items()):
+        path = root / rel
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            continue
+        write_atomic(path, text)
+    failed_ids = _failed_ids(result)
+    removed = []
+    for rel in sorted(old - set(result.outputs)):
+        if _output_agent(rel) in failed_ids:
+            continue  # keep the last good manifest of an agent that failed to read this time
+        (root / rel).unlink(missing_ok=True)
+        removed.append(rel)
+    return removed

@@ -1,0 +1,126 @@
+"""`quiver snapshot`: capture what each server really serves into the lock file, or check for drift."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from quiver.errors import InputError, UsageError
+from quiver.model import Lock, Server, sha256_json
+from quiver.project import load_project
+from quiver.sources.files import write_atomic
+from quiver.sources.imports import import_catalog
+from quiver.sources.lock import ServerCatalog, catalogs_from_lock, known_tokens, render_lock
+from quiver.variables import expand
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    server: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+    missing: bool = False  # not in the lock at all
+
+    def lines(self) -> list[str]:
+        if self.missing:
+            return [f"{self.server}: not in the lock file"]
+        out = [f"{self.server}: tool `{n}` added" for n in self.added]
+        out += [f"{self.server}: tool `{n}` removed" for n in self.removed]
+        out += [f"{self.server}: tool `{n}` changed (sha256 differs from its pin)" for n in self.changed]
+        return out
+
+
+def all_servers(root: Path) -> dict[str, Server]:
+    """Project servers plus every agent's inline `mcp-servers` definitions (first definition wins)."""
+    project = load_project(root)
+    servers = {n: s for n, s in project.servers.items() if s.is_definition}
+    for agent in project.agents:
+        for server in agent.mcp_servers:
+            if server.is_definition:
+                servers.setdefault(server.name, server)
+    return servers
+
+
+def capture(server: Server, environ: Mapping[str, str], timeout_s: float) -> ServerCatalog:
+    from quiver.sources.live import fetch_catalog_sync
+
+    where = f"{server.location}: server `{server.name}`"
+    if server.type is None:
+        raise InputError(f"{where} has transport type `{server.raw_type}`", hint="use stdio, http or sse")
+    captured = fetch_catalog_sync(
+        transport=server.type,
+        command=expand(server.command, environ, where=where) if server.command else None,
+        args=[expand(a, environ, where=where) for a in server.args],
+        env={k: expand(v, environ, where=where) for k, v in server.env},
+        cwd=expand(server.cwd, environ, where=where) if server.cwd else None,
+        url=expand(server.url, environ, where=where) if server.url else None,
+        headers={k: expand(v, environ, where=where) for k, v in server.headers},
+        timeout_s=(server.timeout_ms or 30_000) / 1000,
+    )
+    return ServerCatalog(
+        server.name, captured.server_info, captured.instructions, captured.protocol_version, tuple(captured.tools)
+    )
+
+
+def select(servers: Mapping[str, Server], names: Sequence[str]) -> list[Server]:
+    unknown = [n for n in names if n not in servers]
+    if unknown:
+        known = ", ".join(sorted(servers)) or "none"
+        raise UsageError(f"no configured server named `{unknown[0]}`", hint=f"configured servers: {known}")
+    return [servers[n] for n in (names or sorted(servers))]
+
+
+def merged_lock_text(lock: Lock | None, catalogs: Iterable[ServerCatalog]) -> str:
+    """The lock with these catalogs replacing servers of the same name; the other servers kept."""
+    by_name = {c.name: c for c in catalogs_from_lock(lock)} if lock else {}
+    for catalog in catalogs:
+        by_name[catalog.name] = catalog
+    return render_lock(by_name.values(), known_tokens(lock))
+
+
+def drift(lock: Lock | None, catalog: ServerCatalog) -> Drift | None:
+    locked = lock.servers.get(catalog.name) if lock else None
+    if locked is None:
+        return Drift(catalog.name, (), (), (), missing=True)
+    old = {t.name: t.sha256 for t in locked.tools}
+    new = {str(t["name"]): sha256_json(t) for t in catalog.tools}
+    result = Drift(
+        catalog.name,
+        added=tuple(sorted(set(new) - set(old))),
+        removed=tuple(sorted(set(old) - set(new))),
+        changed=tuple(sorted(n for n in set(old) & set(new) if old[n] != new[n])),
+    )
+    return result if result.added or result.removed or result.changed else None
+
+
+def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
+    from quiver.sources.lock import read_lock
+
+    path = Path(source) if Path(source).is_absolute() else (Path.cwd() / source)
+    catalog = import_catalog(path, server, source)
+    lock = read_lock(root, lock_rel)
+    text = merged_lock_text(lock, [catalog])
+    write_atomic(root / lock_rel, text)
+    return f"imported {len(catalog.tools)} tools of `{server}` into {lock_rel}"
+
+
+def run_live(
+    root: Path, names: Sequence[str], lock_rel: str, *, check: bool, timeout_s: float | None
+) -> tuple[int, list[str]]:
+    """Snapshot (or check) live servers. Returns (exit code, report lines)."""
+    from quiver.sources.lock import read_lock
+
+    servers = select(all_servers(root), names)
+    lock = read_lock(root, lock_rel)
+    environ = dict(os.environ)
+    catalogs = [capture(s, environ, timeout_s or (s.timeout_ms or 30_000) / 1000) for s in servers]
+    if check:
+        lines = [line for c in catalogs if (d := drift(lock, c)) for line in d.lines()]
+        if lines:
+            return 1, [*lines, f"{lock_rel} is out of date: run `quiver snapshot` and review the diff"]
+        return 0, [f"{lock_rel} matches {len(catalogs)} live server(s)"]
+    write_atomic(root / lock_rel, merged_lock_text(lock, catalogs))
+    return 0, [f"snapshotted `{c.name}`: {len(c.tools)} tools" for c in catalogs]

@@ -1,0 +1,252 @@
+"""Manifests and host exports (DESIGN §5): one self-contained JSON document per agent, plus index.json.
+
+Building is pure given a token cache: the same inputs give byte-identical text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from quiver import __version__
+from quiver.config import Config
+from quiver.metatools import META_TOOLS
+from quiver.model import JSON, Location
+from quiver.policy import execution_policy
+from quiver.resolve import ResolvedAgent, ResolvedTool
+from quiver.tokens import TokenCache, encoder_name, tool_payload
+
+MANIFEST_VERSION = 1
+EMITTERS = ("anthropic", "openai")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    preloaded_tools: int
+    deferred_tools: int
+    preloaded_tokens: int
+    deferred_tokens: int
+    meta_tool_tokens: int
+    server_index_tokens: int
+    baseline_tokens: int
+
+    @property
+    def initial_tokens(self) -> int:
+        """Tokens before the first tool call: preloaded schemas, plus meta-tools and index when deferring."""
+        if self.deferred_tools == 0:
+            return self.preloaded_tokens
+        return self.preloaded_tokens + self.meta_tool_tokens + self.server_index_tokens
+
+    @property
+    def saving_tokens(self) -> int:
+        return self.baseline_tokens - self.initial_tokens
+
+    def to_json(self) -> dict[str, JSON]:
+        ratio = round(self.saving_tokens / self.baseline_tokens, 4) if self.baseline_tokens else 0.0
+        return {
+            "baseline_tokens": self.baseline_tokens,
+            "deferred_tokens": self.deferred_tokens,
+            "deferred_tools": self.deferred_tools,
+            "initial_tokens": self.initial_tokens,
+            "meta_tool_tokens": self.meta_tool_tokens,
+            "preloaded_tokens": self.preloaded_tokens,
+            "preloaded_tools": self.preloaded_tools,
+            "saving_ratio": ratio,
+            "saving_tokens": self.saving_tokens,
+            "server_index_tokens": self.server_index_tokens,
+        }
+
+
+def loc(location: Location | None) -> str | None:
+    return str(location) if location is not None else None
+
+
+def tool_tokens(item: ResolvedTool, cache: TokenCache) -> int:
+    if item.tool.tokens is not None:
+        return item.tool.tokens
+    return cache.count_json(tool_payload(item.tool.definition))
+
+
+def server_index(resolved: ResolvedAgent) -> list[dict[str, JSON]]:
+    """What the model sees of servers whose tools are deferred: name, description, deferred count."""
+    deferred: dict[str, int] = {}
+    for item in resolved.tools:
+        if item.load == "deferred":
+            deferred[item.server] = deferred.get(item.server, 0) + 1
+    return [
+        {"description": s.description or "", "name": s.name, "tools": deferred[s.name]}
+        for s in resolved.servers
+        if s.name in deferred
+    ]
+
+
+def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
+    pre = [tool_tokens(t, cache) for t in resolved.tools if t.load == "preloaded"]
+    deferred = [tool_tokens(t, cache) for t in resolved.tools if t.load == "deferred"]
+    index = server_index(resolved)
+    return Budget(
+        preloaded_tools=len(pre),
+        deferred_tools=len(deferred),
+        preloaded_tokens=sum(pre),
+        deferred_tokens=sum(deferred),
+        meta_tool_tokens=cache.count_json([tool_payload(t) for t in META_TOOLS]),
+        server_index_tokens=cache.count_json(index) if index else 0,
+        baseline_tokens=sum(pre) + sum(deferred),
+    )
+
+
+def build_manifest(resolved: ResolvedAgent, config: Config, cache: TokenCache) -> dict[str, JSON]:
+    agent = resolved.agent
+    budget = budget_of(resolved, cache)
+    servers = []
+    for server in resolved.servers:
+        transport: dict[str, JSON] = {"type": server.type or server.raw_type}
+        for key in ("command", "cwd", "url"):
+            if getattr(server, key) is not None:
+                transport[key] = getattr(server, key)
+        if server.args:
+            transport["args"] = list(server.args)
+        if server.env:
+            transport["env"] = dict(server.env)
+        if server.headers:
+            transport["headers"] = dict(server.headers)
+        entry: dict[str, JSON] = {
+            "name": server.name,
+            "description": server.description or "",
+            "source": loc(server.location),
+            "transport": transport,
+            "timeout_ms": server.timeout_ms,
+        }
+        catalog = [t for t in resolved.tools if t.server == server.name]
+        if catalog:
+            entry["catalog_sha256"] = _catalog_sha(catalog)
+        servers.append(entry)
+    tools = []
+    for item in resolved.tools:
+        definition = item.tool.definition
+        annotations = definition.get("annotations") if isinstance(definition.get("annotations"), dict) else {}
+        server = next(s for s in resolved.servers if s.name == item.server)
+        policy = execution_policy(
+            server=item.server,
+            tool=item.tool.name,
+            annotations=annotations or {},
+            server_timeout_ms=server.timeout_ms,
+            server_policy=config.servers.get(item.server, {}),
+            tool_policy=config.tools.get(f"{item.server}/{item.tool.name}", {}),
+        )
+        tools.append(
+            {
+                "server": item.server,
+                "name": item.tool.name,
+                "load": item.load,
+                "reason": {
+                    "code": item.decision.code,
+                    "rule": item.decision.rule,
+                    "source": loc(item.decision.source),
+                    "text": item.decision.text,
+                },
+                "names": dict(item.names),
+                "named": item.named,
+                "side_effect": policy["side_effect"],
+                "policy": policy,
+                "sha256": item.tool.sha256,
+                "tokens": tool_tokens(item, cache),
+                "definition": definition,
+            }
+        )
+    manifest: dict[str, JSON] = {
+        "manifestVersion": MANIFEST_VERSION,
+        "generator": f"quiver {__version__}",
+        "encoder": encoder_name(),
+        "agent": {
+            "id": agent.id,
+            "name": agent.name or agent.id,
+            "description": agent.description or "",
+            "source": agent.path,
+            "kind": agent.kind,
+            "target": agent.target,
+            "models": list(agent.models),
+            "deferred_tool_loading": agent.deferred_tool_loading,
+            "prompt_sha256": agent.prompt_sha256,
+        },
+        "tool_search": {
+            "active": resolved.tool_search.active,
+            "reason": resolved.tool_search.reason,
+            "mcp_tools": resolved.tool_search.mcp_tools,
+            "threshold": resolved.tool_search.threshold,
+        },
+        "builtins": [
+            {"canonical": b.canonical, "kind": b.kind, "ref": b.ref, "source": loc(b.location)}
+            for b in resolved.builtins
+        ],
+        "host_servers": list(resolved.host_servers),
+        "servers": servers,
+        "tools": tools,
+        "meta_tools": [str(t["name"]) for t in META_TOOLS] if budget.deferred_tools else [],
+        "server_index": server_index(resolved),
+        "budget": budget.to_json(),
+    }
+    return manifest
+
+
+def _catalog_sha(tools: list[ResolvedTool]) -> str:
+    import hashlib
+
+    return hashlib.sha256("".join(t.tool.sha256 for t in tools).encode()).hexdigest()
+
+
+def render_json(document: JSON) -> str:
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[str, JSON]:
+    agents = []
+    for agent_id in sorted(manifests):
+        m = manifests[agent_id]
+        agents.append(
+            {
+                "id": agent_id,
+                "manifest": f"{agent_id}.json",
+                "source": m["agent"]["source"],
+                "tool_search": m["tool_search"]["active"],
+                "budget": m["budget"],
+            }
+        )
+    return {"manifestVersion": MANIFEST_VERSION, "generator": f"quiver {__version__}", "out": out, "agents": agents}
+
+
+def emit(manifest: Mapping[str, JSON], host: str) -> dict[str, JSON]:
+    """The same load decision as a host API `tools` array (`defer_loading` plus the host's search tool)."""
+    tools: list[JSON] = []
+    deferred = any(t["load"] == "deferred" for t in manifest["tools"])
+    if host == "anthropic":
+        if deferred:
+            tools.append({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+        for t in manifest["tools"]:
+            d = t["definition"]
+            entry: dict[str, JSON] = {
+                "name": t["names"]["api"],
+                "input_schema": d.get("inputSchema", {"type": "object"}),
+            }
+            if d.get("description"):
+                entry["description"] = d["description"]
+            if t["load"] == "deferred":
+                entry["defer_loading"] = True
+            tools.append(entry)
+    else:
+        if deferred:
+            tools.append({"type": "tool_search"})
+        for t in manifest["tools"]:
+            d = t["definition"]
+            entry = {
+                "type": "function",
+                "name": t["names"]["api"],
+                "parameters": d.get("inputSchema", {"type": "object"}),
+            }
+            if d.get("description"):
+                entry["description"] = d["description"]
+            if t["load"] == "deferred":
+                entry["defer_loading"] = True
+            tools.append(entry)
+    return {"agent": manifest["agent"]["id"], "host": host, "tools": tools}

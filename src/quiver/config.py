@@ -1,0 +1,177 @@
+"""Project configuration: `quiver.toml` (top level or `[tool.quiver]`) or `[tool.quiver]` in pyproject.toml."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from quiver.errors import ConfigError, Position
+from quiver.model import JSON
+
+DEFAULT_THRESHOLD = 30
+# Models whose host supports tool search (DESIGN §3): Claude Sonnet/Opus 4+, GPT-5.4+, or unset.
+DEFAULT_TOOL_SEARCH_MODELS = (
+    r"claude[-_ ]?(sonnet|opus|mythos|fable)[-_ ]?([4-9]|\d\d)",
+    r"claude[-_ ]?([4-9]|\d\d)([-_.]\d+)?[-_ ]?(sonnet|opus)",
+    r"^(sonnet|opus)$",
+    r"(mythos|fable)",
+    r"gpt-?(5\.([4-9]|\d\d)|([6-9]|\d\d)(\.\d+)?)",
+)
+KEYS = frozenset(
+    {
+        "agents",
+        "mcp_configs",
+        "lock",
+        "out",
+        "tool_search",
+        "threshold",
+        "budget_tokens",
+        "tool_search_models",
+        "select",
+        "ignore",
+        "severity",
+        "servers",
+        "tools",
+        "ledger",
+        "mcp_servers",
+        "extend_select",
+        "per_file_ignores",
+        "routes",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: str | None = None
+    agents: tuple[str, ...] = ()
+    mcp_configs: tuple[str, ...] = ()
+    lock: str = "quiver.lock.json"
+    out: str = "build/quiver"
+    tool_search: Literal["auto", "always", "never"] = "auto"
+    threshold: int = DEFAULT_THRESHOLD
+    budget_tokens: int | None = None
+    tool_search_models: tuple[str, ...] = DEFAULT_TOOL_SEARCH_MODELS
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Mapping[str, str] = field(default_factory=dict)
+    servers: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)  # per-server policy
+    tools: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)  # per-tool policy, "server/tool"
+    ledger: str = ".quiver/ledger.db"
+    mcp_servers: tuple[Mapping[str, JSON], ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    routes: str = ".quiver/routes.yaml"
+    unknown_keys: tuple[str, ...] = ()
+
+
+def load_config(root: Path) -> Config:
+    """Read `quiver.toml`, else `[tool.quiver]` of pyproject.toml, else defaults."""
+    import tomllib
+
+    for name in ("quiver.toml", "pyproject.toml"):
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        except tomllib.TOMLDecodeError as exc:
+            line, col = _toml_position(str(exc))
+            raise ConfigError(
+                f"invalid TOML: {str(exc).split(' (at')[0]}", position=Position(name, line, col), hint="fix the syntax"
+            ) from None
+        table = (
+            data.get("tool", {}).get("quiver") if name == "pyproject.toml" else data.get("tool", {}).get("quiver", data)
+        )
+        if table is None:
+            continue
+        return config_from_table(table, name)
+    return Config()
+
+
+def _toml_position(message: str) -> tuple[int, int]:
+    import re
+
+    match = re.search(r"line (\d+), column (\d+)", message)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def config_from_table(table: Mapping[str, JSON], name: str) -> Config:
+    def fail(key: str, what: str) -> ConfigError:
+        return ConfigError(
+            f"`{key}` must be {what}", position=Position(name), hint=f"see README, `[tool.quiver]` {key}"
+        )
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            return (value,)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise fail(key, "a list of strings")
+        return tuple(value)
+
+    def text(key: str, default: str) -> str:
+        value = table.get(key, default)
+        if not isinstance(value, str):
+            raise fail(key, "a string")
+        return value
+
+    def tables(key: str) -> dict[str, Mapping[str, JSON]]:
+        value = table.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise fail(key, "a table of tables")
+        return dict(value)
+
+    tool_search = table.get("tool_search", "auto")
+    if tool_search not in ("auto", "always", "never"):
+        raise fail("tool_search", '"auto", "always" or "never"')
+    threshold = table.get("threshold", DEFAULT_THRESHOLD)
+    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 0:
+        raise fail("threshold", "a whole number >= 0")
+    budget = table.get("budget_tokens")
+    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
+        raise fail("budget_tokens", "a whole number >= 0")
+    severity = table.get("severity", {})
+    if not isinstance(severity, dict) or not all(v in ("error", "warning", "info") for v in severity.values()):
+        raise fail("severity", 'a table of rule = "error" | "warning" | "info"')
+    mcp_servers = table.get("mcp_servers", [])
+    if not isinstance(mcp_servers, list) or not all(isinstance(v, dict) for v in mcp_servers):
+        raise fail("mcp_servers", "a list of tables (`[[tool.quiver.mcp_servers]]`)")
+    pfi = table.get("per_file_ignores", {})
+    if not isinstance(pfi, dict):
+        raise fail("per_file_ignores", "a table of glob = [rule ids]")
+    models = strings("tool_search_models") if "tool_search_models" in table else DEFAULT_TOOL_SEARCH_MODELS
+    unknown = tuple(sorted(k for k in table if k not in KEYS))
+    return Config(
+        path=name,
+        agents=strings("agents"),
+        mcp_configs=strings("mcp_configs"),
+        lock=text("lock", "quiver.lock.json"),
+        out=text("out", "build/quiver"),
+        tool_search=tool_search,
+        threshold=threshold,
+        budget_tokens=budget,
+        tool_search_models=models,
+        select=strings("select") + strings("extend_select"),
+        ignore=strings("ignore"),
+        severity=dict(severity),
+        servers=tables("servers"),
+        tools=tables("tools"),
+        ledger=text("ledger", ".quiver/ledger.db"),
+        mcp_servers=tuple(mcp_servers),
+        per_file_ignores={k: tuple(v) if isinstance(v, list) else (str(v),) for k, v in pfi.items()},
+        routes=text("routes", ".quiver/routes.yaml"),
+        unknown_keys=unknown,
+    )
+
+
+def unknown_key_messages(config: Config) -> list[str]:
+    """One warning line per unknown key, with a did-you-mean."""
+    out = []
+    for key in config.unknown_keys:
+        guess = difflib.get_close_matches(key, sorted(KEYS), n=1)
+        hint = f" (did you mean `{guess[0]}`?)" if guess else ""
+        out.append(f"{config.path}: unknown key `{key}` in quiver config{hint}")
+    return out

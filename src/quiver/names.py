@@ -1,0 +1,75 @@
+"""Model-facing tool names per host (DESIGN §3): what the model sees for `server` + `tool`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+HOSTS = ("api", "claude", "copilot_cli", "quiver")
+API_CAP = 64
+COPILOT_CAP = 64
+QUIVER_CAP = 128
+_COPILOT_BAD = re.compile(r"[^A-Za-z0-9_-]")
+_QUIVER_BAD = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _ascii(text: str) -> str:
+    """Non-ASCII text is Punycode-encoded, as the Copilot CLI does."""
+    if text.isascii():
+        return text
+    return text.encode("punycode").decode("ascii")
+
+
+def copilot_cli_name(server: str, tool: str) -> str:
+    """`server-tool`, characters outside `[A-Za-z0-9_-]` become `-`, capped at 64 characters."""
+    return _COPILOT_BAD.sub("-", _ascii(f"{server}-{tool}"))[:COPILOT_CAP]
+
+
+def claude_name(server: str, tool: str) -> str:
+    """Claude Code's `mcp__server__tool` (characters outside `[A-Za-z0-9_-]` become `_`)."""
+    return "mcp__" + re.sub(r"[^A-Za-z0-9_-]", "_", server) + "__" + re.sub(r"[^A-Za-z0-9_-]", "_", tool)
+
+
+def quiver_name(server: str, tool: str) -> str:
+    """quiver's own `server__tool`: valid as an MCP tool name (`[A-Za-z0-9._-]`, 1-128 characters)."""
+    return _QUIVER_BAD.sub("-", _ascii(f"{server}__{tool}"))[:QUIVER_CAP]
+
+
+def api_name(server: str, tool: str) -> str:
+    """Host API function names (Anthropic, OpenAI): `server__tool` in `[A-Za-z0-9_-]`, at most 64 characters."""
+    return _COPILOT_BAD.sub("-", _ascii(f"{server}__{tool}"))[:API_CAP]
+
+
+_NAMERS = {
+    "api": (api_name, API_CAP),
+    "copilot_cli": (copilot_cli_name, COPILOT_CAP),
+    "claude": (claude_name, 0),
+    "quiver": (quiver_name, QUIVER_CAP),
+}
+
+
+def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
+    """Names for every (server, tool) per host; collisions get a numeric suffix in sorted order."""
+    ordered = sorted(set(pairs))
+    out: dict[tuple[str, str], dict[str, str]] = {pair: {} for pair in ordered}
+    for host, (namer, cap) in _NAMERS.items():
+        taken: set[str] = set()
+        for pair in ordered:
+            base = namer(*pair)
+            name = base
+            n = 2
+            while name in taken:
+                suffix = str(n)
+                name = (base[: cap - len(suffix)] if cap else base) + suffix
+                n += 1
+            taken.add(name)
+            out[pair][host] = name
+    return out
+
+
+def truncated(server: str, tool: str) -> Mapping[str, bool]:
+    """Which hosts cut this name at their length cap."""
+    return {
+        "copilot_cli": len(_COPILOT_BAD.sub("-", _ascii(f"{server}-{tool}"))) > COPILOT_CAP,
+        "quiver": len(_ascii(f"{server}__{tool}")) > QUIVER_CAP,
+    }

@@ -1,0 +1,92 @@
+"""Load a project: config, agent files, MCP configs and the lock file, with every read error collected."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from quiver.config import Config, load_config
+from quiver.errors import QuiverError
+from quiver.model import Agent, Location, Lock, Server
+from quiver.sources.agents import discover_agents, read_agent
+from quiver.sources.lock import read_lock
+from quiver.sources.mcp_config import McpConfig, discover_configs, read_mcp_config, server_from_node
+
+# Host built-in MCP servers (DESIGN §3): known to exist even when no config defines them.
+HOST_SERVERS = {
+    "github": "Copilot cloud agent",
+    "playwright": "Copilot cloud agent and CLI",
+    "github-mcp-server": "Copilot CLI",
+    "fetch": "Copilot CLI",
+    "time": "Copilot CLI",
+}
+_LOADING_FIELDS = ("preload", "preload_tools", "defer_tools", "description", "tools", "timeout_ms")
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    root: Path
+    config: Config
+    agents: tuple[Agent, ...]
+    configs: tuple[McpConfig, ...]
+    servers: Mapping[str, Server]  # project-level servers after merging files and overlays
+    lock: Lock | None
+    errors: tuple[QuiverError, ...]  # agent files that could not be read (the rest still load)
+
+
+def load_project(root: Path, *, agent_paths: tuple[str, ...] = ()) -> Project:
+    """Read everything. A broken config or lock raises; a broken agent file is collected in `errors`."""
+    config = load_config(root)
+    configs = tuple(read_mcp_config(root, rel) for rel in discover_configs(root, config.mcp_configs))
+    overlays = tuple(_config_overlays(config))
+    servers = merge_servers(configs, overlays)
+    lock = read_lock(root, config.lock)
+    agents: list[Agent] = []
+    errors: list[QuiverError] = []
+    for rel in agent_paths or tuple(discover_agents(root, config.agents)):
+        try:
+            agents.append(read_agent(root, rel))
+        except QuiverError as exc:
+            errors.append(exc)
+    return Project(root, config, tuple(agents), configs, servers, lock, tuple(errors))
+
+
+def _config_overlays(config: Config) -> list[Server]:
+    from quiver.sources._json import Node
+
+    out = []
+    for i, entry in enumerate(config.mcp_servers):
+        name = entry.get("name")
+        if isinstance(name, str):
+            node = Node(dict(entry), 0, 0)
+            node.key_positions = {k: (0, 0) for k in entry}
+            out.append(server_from_node(name, node, Location(config.path or "quiver.toml"), f"config[{i}]"))
+    return out
+
+
+def merge_servers(configs: tuple[McpConfig, ...], overlays: tuple[Server, ...] = ()) -> dict[str, Server]:
+    """Definitions by name (a later file wins), then loading overlays from `mcp_servers` entries."""
+    servers: dict[str, Server] = {}
+    pending: list[Server] = list(overlays)
+    for cfg in configs:
+        for server in cfg.servers:
+            if server.is_definition:
+                servers[server.name] = server
+            else:
+                pending.append(server)
+    for overlay in pending:
+        base = servers.get(overlay.name)
+        servers[overlay.name] = apply_overlay(base, overlay) if base is not None else overlay
+    return servers
+
+
+def apply_overlay(base: Server, overlay: Server) -> Server:
+    """Copy the loading fields an overlay sets onto a definition; keys keep the overlay's position."""
+    changes: dict[str, object] = {}
+    for name in _LOADING_FIELDS:
+        value = getattr(overlay, name)
+        if value is not None and value != ():
+            changes[name] = value
+    key_locations = {**base.key_locations, **overlay.key_locations}
+    return replace(base, key_locations=key_locations, **changes)  # type: ignore[arg-type]  # fields checked above

@@ -1,0 +1,257 @@
+"""A JSON / JSONC reader that keeps positions, rejects duplicate keys and reports errors as file:line:col.
+
+Config files are small, so a hand-written recursive-descent parser is fast enough and lets every
+key and value keep its line and column. Large machine-written files (lock files) use `json.loads`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from quiver.errors import InputError, Position
+from quiver.model import JSON
+
+MAX_DEPTH = 200
+
+
+@dataclass(slots=True)
+class Node:
+    """A parsed value with its position and, for objects, the position of every key."""
+
+    value: JSON
+    line: int
+    column: int
+    children: dict[str, Node] = field(default_factory=dict)  # object members by key
+    items: list[Node] = field(default_factory=list)  # array elements
+    key_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def get(self, key: str) -> Node | None:
+        return self.children.get(key)
+
+    def walk(self) -> Iterator[Node]:
+        yield self
+        for child in self.children.values():
+            yield from child.walk()
+        for item in self.items:
+            yield from item.walk()
+
+
+class _Parser:
+    def __init__(self, text: str, path: str, *, jsonc: bool) -> None:
+        self.text = text
+        self.path = path
+        self.jsonc = jsonc
+        self.i = 0
+        self.line = 1
+        self.line_start = 0
+
+    def fail(self, message: str, hint: str, at: tuple[int, int] | None = None) -> InputError:
+        line, col = at or (self.line, self.i - self.line_start + 1)
+        return InputError(message, position=Position(self.path, line, col), hint=hint)
+
+    def skip(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.i < n:
+            ch = text[self.i]
+            if ch == "\n":
+                self.i += 1
+                self.line += 1
+                self.line_start = self.i
+            elif ch in " \t\r":
+                self.i += 1
+            elif self.jsonc and text.startswith("//", self.i):
+                end = text.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif self.jsonc and text.startswith("/*", self.i):
+                end = text.find("*/", self.i + 2)
+                if end < 0:
+                    raise self.fail("unterminated /* comment", "close the comment with */")
+                chunk = text[self.i : end + 2]
+                newlines = chunk.count("\n")
+                if newlines:
+                    self.line += newlines
+                    self.line_start = self.i + chunk.rfind("\n") + 1
+                self.i = end + 2
+            else:
+                return
+
+    def parse(self) -> Node:
+        self.skip()
+        node = self.value(0)
+        self.skip()
+        if self.i < len(self.text):
+            raise self.fail("unexpected text after the JSON value", "remove it, or wrap both values in an array")
+        return node
+
+    def value(self, depth: int) -> Node:
+        if depth > MAX_DEPTH:
+            raise self.fail(f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
+        if self.i >= len(self.text):
+            raise self.fail("unexpected end of file", "the JSON document is cut short")
+        ch = self.text[self.i]
+        line, col = self.line, self.i - self.line_start + 1
+        if ch == "{":
+            return self.obj(depth, line, col)
+        if ch == "[":
+            return self.arr(depth, line, col)
+        if ch == '"':
+            return Node(self.string(), line, col)
+        return Node(self.scalar(), line, col)
+
+    def obj(self, depth: int, line: int, col: int) -> Node:
+        self.i += 1
+        node = Node({}, line, col)
+        self.skip()
+        if self.text.startswith("}", self.i):
+            self.i += 1
+            return node
+        while True:
+            self.skip()
+            if self.jsonc and self.text.startswith("}", self.i) and node.children:
+                self.i += 1
+                return node
+            if not self.text.startswith('"', self.i):
+                raise self.fail("expected a quoted key", "object keys must be double-quoted strings")
+            kline, kcol = self.line, self.i - self.line_start + 1
+            key = self.string()
+            if key in node.children:
+                first = node.key_positions[key]
+                raise self.fail(
+                    f"duplicate key `{key}` (first at line {first[0]})",
+                    "keep one of them; JSON readers disagree on which one wins",
+                    at=(kline, kcol),
+                )
+            self.skip()
+            if not self.text.startswith(":", self.i):
+                raise self.fail(f"expected `:` after key `{key}`", 'write `"key": value`')
+            self.i += 1
+            self.skip()
+            child = self.value(depth + 1)
+            node.children[key] = child
+            node.key_positions[key] = (kline, kcol)
+            node.value[key] = child.value
+            self.skip()
+            if self.text.startswith(",", self.i):
+                self.i += 1
+                self.skip()
+                if self.text.startswith("}", self.i):
+                    if not self.jsonc:
+                        raise self.fail("trailing comma before `}`", "remove the comma")
+                    self.i += 1
+                    return node
+                continue
+            if self.text.startswith("}", self.i):
+                self.i += 1
+                return node
+            raise self.fail("expected `,` or `}`", "separate members with commas")
+
+    def arr(self, depth: int, line: int, col: int) -> Node:
+        self.i += 1
+        node = Node([], line, col)
+        self.skip()
+        if self.text.startswith("]", self.i):
+            self.i += 1
+            return node
+        while True:
+            self.skip()
+            child = self.value(depth + 1)
+            node.items.append(child)
+            node.value.append(child.value)
+            self.skip()
+            if self.text.startswith(",", self.i):
+                self.i += 1
+                self.skip()
+                if self.text.startswith("]", self.i):
+                    if not self.jsonc:
+                        raise self.fail("trailing comma before `]`", "remove the comma")
+                    self.i += 1
+                    return node
+                continue
+            if self.text.startswith("]", self.i):
+                self.i += 1
+                return node
+            raise self.fail("expected `,` or `]`", "separate array items with commas")
+
+    def string(self) -> str:
+        decoder = json.JSONDecoder()
+        start = self.i
+        end = start + 1
+        text = self.text
+        # find the closing quote, honouring escapes
+        while True:
+            q = text.find('"', end)
+            nl = text.find("\n", end, q if q >= 0 else len(text))
+            if q < 0 or nl >= 0:
+                raise self.fail("unterminated string", "close the string with a double quote")
+            backslashes = 0
+            k = q - 1
+            while text[k] == "\\":
+                backslashes += 1
+                k -= 1
+            if backslashes % 2 == 0:
+                break
+            end = q + 1
+        try:
+            value, stop = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            raise self.fail(f"invalid string: {exc.msg}", "check the escape sequences") from None
+        self.i = stop
+        return str(value)
+
+    def scalar(self) -> JSON:
+        text = self.text
+        for word, val in (("true", True), ("false", False), ("null", None)):
+            if text.startswith(word, self.i):
+                self.i += len(word)
+                return val
+        j = self.i
+        while j < len(text) and text[j] in "+-0123456789.eE":
+            j += 1
+        token = text[self.i : j]
+        if not token:
+            raise self.fail(f"unexpected character {text[self.i]!r}", "this is not valid JSON here")
+        try:
+            number = json.loads(token)
+        except json.JSONDecodeError:
+            raise self.fail(f"invalid number {token!r}", "write a plain JSON number") from None
+        self.i = j
+        return number
+
+
+def parse_json(text: str, path: str, *, jsonc: bool = False) -> Node:
+    """Parse JSON (or JSONC: comments and trailing commas) keeping positions. A BOM is ignored."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n")
+    return _Parser(text, path, jsonc=jsonc).parse()
+
+
+def load_json_fast(text: str, path: str) -> JSON:
+    """`json.loads` with duplicate-key rejection and a file:line:col error, for large machine-written files."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+
+    def pairs(items: list[tuple[str, JSON]]) -> dict[str, JSON]:
+        out: dict[str, JSON] = {}
+        for key, value in items:
+            if key in out:
+                raise _DuplicateKey(key)
+            out[key] = value
+        return out
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid JSON: {exc.msg}", position=Position(path, exc.lineno, exc.colno), hint="fix the syntax"
+        ) from None
+    except _DuplicateKey:
+        # re-parse with positions to say where
+        parse_json(text, path)
+        raise AssertionError("unreachable: duplicate key not found on re-parse") from None
+
+
+class _DuplicateKey(Exception):
+    pass

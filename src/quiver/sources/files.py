@@ -1,0 +1,56 @@
+"""File access with limits: read text safely, write whole files atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from quiver.errors import InputError, Position
+
+MAX_BYTES = 5 * 1024 * 1024
+
+
+def read_text(path: Path, shown: str | None = None) -> str:
+    """Read a UTF-8 text file (BOM dropped, CRLF folded) no larger than MAX_BYTES."""
+    name = shown or str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise InputError("file not found", position=Position(name), hint="check the path") from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", position=Position(name)) from None
+    if size > MAX_BYTES:
+        raise InputError(
+            f"file is {size / 1048576:.1f} MB, over the {MAX_BYTES // 1048576} MB limit",
+            position=Position(name),
+            hint="quiver reads agent files, configs and lock files; is this the right file?",
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", position=Position(name)) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            "file is not valid UTF-8", position=Position(name, line, col), hint="save it as UTF-8"
+        ) from None
+    return text.replace("\r\n", "\n")
+
+
+def write_atomic(path: Path, content: str) -> None:
+    """Write `content` to `path` through a temp file and rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(content)
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from quiver.cli import cli
+
+
+def run(root: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, [*args, "--project", str(root)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_compile_writes_a_manifest_per_agent_and_an_index(demo: Path) -> None:
+    code, out, err = run(demo, "compile")
+    assert code == 0, err
+    files = sorted(p.name for p in (demo / "build/quiver").iterdir())
+    assert files == ["browser-tester.json", "index.json", "ops.json", "release-notes.json", "researcher.json"]
+    assert "total (4 agents)" in out
+    index = json.loads((demo / "build/quiver/index.json").read_text())
+    assert [a["id"] for a in index["agents"]] == ["browser-tester", "ops", "release-notes", "researcher"]
+
+
+def test_compile_is_byte_identical_across_runs_and_copies(demo: Path, tmp_path: Path) -> None:
+    run(demo, "compile")
+    first = {p.name: p.read_bytes() for p in (demo / "build/quiver").iterdir()}
+    other = tmp_path / "other"
+    shutil.copytree(demo, other, ignore=shutil.ignore_patterns("build", ".quiver"))
+    run(other, "compile")
+    second = {p.name: p.read_bytes() for p in (other / "build/quiver").iterdir()}
+    assert first == second
+
+
+def test_the_demo_covers_each_preload_rule(demo: Path) -> None:
+    run(demo, "compile")
+
+    def manifest(agent: str) -> dict:
+        return json.loads((demo / f"build/quiver/{agent}.json").read_text())
+
+    researcher = manifest("researcher")
+    assert researcher["tool_search"]["active"]
+    codes = {(t["server"], t["name"]): t["reason"]["code"] for t in researcher["tools"]}
+    assert codes[("github", "search_issues")] == "preload-tools"
+    assert codes[("github", "list_commits")] == "deferred"
+    assert codes[("notion", "API-post-search")] == "server-not-preloaded"
+    tester = manifest("browser-tester")
+    assert tester["agent"]["deferred_tool_loading"] is True
+    assert {t["load"] for t in tester["tools"]} == {"deferred"}
+    notes = manifest("release-notes")
+    assert not notes["tool_search"]["active"] and {t["load"] for t in notes["tools"]} == {"preloaded"}
+    ops = manifest("ops")
+    by = {(t["server"], t["name"]): t["reason"] for t in ops["tools"]}
+    assert by[("github", "issue_write")]["code"] == "named"
+    assert by[("github", "issue_write")]["source"] == ".claude/agents/ops.md:5:57"
+    assert by[("filesystem", "read_file")]["code"] == "server-never-defers"
+    budget = researcher["budget"]
+    assert budget["initial_tokens"] == (
+        budget["preloaded_tokens"] + budget["meta_tool_tokens"] + budget["server_index_tokens"]
+    )
+    assert budget["baseline_tokens"] == budget["preloaded_tokens"] + budget["deferred_tokens"]
+
+
+def test_check_passes_when_current_and_lists_stale_manifests(demo: Path) -> None:
+    run(demo, "compile")
+    assert run(demo, "compile", "--check")[0] == 0
+    agent = demo / ".github/agents/release-notes.agent.md"
+    agent.write_text(agent.read_text().replace("Keep a Changelog", "plain"))
+    code, _, err = run(demo, "compile", "--check")
+    assert code == 1
+    assert "stale: build/quiver/release-notes.json" in err
+    assert "stale: build/quiver/ops.json" not in err
+
+
+def test_check_reports_a_manifest_of_a_deleted_agent(demo: Path) -> None:
+    run(demo, "compile")
+    (demo / ".github/agents/release-notes.agent.md").unlink()
+    code, _, err = run(demo, "compile", "--check")
+    assert code == 1 and "stale: build/quiver/release-notes.json" in err
+    assert run(demo, "compile")[0] == 0
+    assert not (demo / "build/quiver/release-notes.json").exists()
+
+
+def test_emit_writes_host_tools_arrays_with_defer_loading(demo: Path) -> None:
+    run(demo, "compile", "--emit", "anthropic", "--emit", "openai")
+    anthropic = json.loads((demo / "build/quiver/researcher.anthropic.json").read_text())["tools"]
+    assert anthropic[0] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+    deferred = [t for t in anthropic[1:] if t.get("defer_loading")]
+    loaded = [t for t in anthropic[1:] if not t.get("defer_loading")]
+    assert len(loaded) == 3 and len(deferred) == 112
+    assert all("input_schema" in t for t in anthropic[1:])
+    openai = json.loads((demo / "build/quiver/researcher.openai.json").read_text())["tools"]
+    assert openai[0] == {"type": "tool_search"}
+    assert all(t["type"] == "function" and "parameters" in t for t in openai[1:])
+    notes = json.loads((demo / "build/quiver/release-notes.anthropic.json").read_text())["tools"]
+    assert all("defer_loading" not in t and "type" not in t for t in notes)
+
+
+def test_explain_names_the_file_and_line_that_decided(demo: Path) -> None:
+    code, out, _ = run(demo, "explain", "ops", "github/issue_write")
+    assert code == 0
+    assert "rule 4: named explicitly" in out and ".claude/agents/ops.md:5:57" in out
+    code, _, err = run(demo, "explain", "opz")
+    assert code == 2 and "did you mean `ops`?" in err
