@@ -144,6 +144,50 @@ def snapshot_command(
     sys.exit(code)
 
 
+@cli.command("lint")
+@project_option
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--select", "select", multiple=True, help="Rule ids, prefixes or names to check (repeatable, or comma list).")
+@click.option("--ignore", "ignore", multiple=True, help="Rule ids, prefixes or names to skip (repeatable, or comma list).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]), default="text",
+              show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True)
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Report only findings whose fingerprint is not in this file.")
+@click.option("--update-baseline", is_flag=True, help="Write every current finding to --baseline and exit 0.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
+@click.option("--changed-only", is_flag=True, help="github format: only lines changed against --base.")
+@click.option("--base", default=None, help="Git ref for --changed-only (default: merge-base with the default branch).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report to this file (atomically) instead of stdout.")
+def lint_command(project: Path, paths: tuple[str, ...], select: tuple[str, ...], ignore: tuple[str, ...], fmt: str,
+                 fail_on: str, baseline: Path | None, update_baseline: bool, fix: bool, changed_only: bool,
+                 base: str | None, output: Path | None) -> None:
+    """Check agent files, MCP configs and tool definitions."""
+    from quiver.commands.lint import run
+
+    root = _root(project)
+    code = run(root, paths=paths, select=_split(select), ignore=_split(ignore), fmt=fmt, fail_on=fail_on,
+               baseline=baseline, update_baseline=update_baseline, fix=fix, changed_only=changed_only, base=base,
+               output=output, color=sys.stdout.isatty() and output is None)
+    sys.exit(code)
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+@cli.command("rule")
+@click.argument("rule_id", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule: code, name, severity, summary.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
+    """Show a rule's documentation (by code or name), or list them all."""
+    from quiver.commands.rule import run
+
+    click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="quiver")

@@ -145,6 +145,18 @@ class Lock:
 
 
 @dataclass(frozen=True, slots=True)
+class Edit:
+    """A safe textual fix: replace [start, end) of `file` (1-based line/column, end exclusive) by `text`."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem found by lint, compile or diff. The fingerprint ignores line numbers."""
 
@@ -158,6 +170,7 @@ class Finding:
     tool: str | None = None
     agent: str | None = None
     witness: JSON = None
+    fixes: tuple[Edit, ...] = ()
 
     @property
     def fingerprint(self) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quiver.model import Finding, Location, Severity
+from quiver.model import Edit, Finding, Location, Severity
 
 DOC_HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
 _CODE = re.compile(r"^[A-Z]{3,5}\d{3}$")
@@ -46,8 +46,8 @@ class Rule:
     @property
     def summary(self) -> str:
         """The first sentence of 'What it does'."""
-        body = self.doc.split("## What it does", 1)[-1].split("##", 1)[0].strip()
-        return " ".join(body.split(".")[0].split()) + "." if body else self.name
+        body = " ".join(self.doc.split("## What it does", 1)[-1].split("\n##", 1)[0].split())
+        return re.split(r"(?<=\.)\s", body, maxsplit=1)[0] if body else self.name
 
     def finding(
         self,
@@ -58,6 +58,7 @@ class Rule:
         tool: str | None = None,
         agent: str | None = None,
         witness: Any = None,
+        fixes: tuple[Edit, ...] = (),
         **values: Any,
     ) -> Finding:
         """Build a finding of this rule; `values` fill the message and hint templates."""
@@ -74,6 +75,7 @@ class Rule:
             tool=tool,
             agent=agent,
             witness=witness,
+            fixes=fixes,
         )
 
 

@@ -1,0 +1,68 @@
+"""`quiver lint`: run the linter, apply fixes or write a baseline, render the report, pick the exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from quiver.lint.engine import at_or_above, render_baseline
+from quiver.lint.registry import rule_table
+from quiver.lint.run import run as lint
+from quiver.report.render import ReportContext, render
+from quiver.sources.files import write_atomic
+
+
+def run(
+    root: Path,
+    *,
+    paths: Sequence[str],
+    select: Sequence[str],
+    ignore: Sequence[str],
+    fmt: str,
+    fail_on: str,
+    baseline: Path | None,
+    update_baseline: bool,
+    fix: bool,
+    changed_only: bool,
+    base: str | None,
+    output: Path | None,
+    color: bool,
+) -> int:
+    if update_baseline:
+        if baseline is None:
+            from quiver.errors import UsageError
+
+            raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
+        outcome = lint(root, select=select, ignore=ignore, paths=paths)
+        write_atomic(baseline, render_baseline(outcome.all_findings))
+        click.echo(f"wrote {len(outcome.all_findings)} finding(s) to {baseline}", err=True)
+        return 0
+    outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
+    if fix:
+        from quiver.lint.fix import apply_fixes
+
+        fixed = apply_fixes(root, outcome.findings)
+        if fixed:
+            click.echo(f"fixed {fixed} finding(s)", err=True)
+            outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
+    changed = None
+    if changed_only:
+        from quiver.report.changes import changed_lines
+
+        changed = changed_lines(root, base)
+    ctx = ReportContext(
+        tool="lint",
+        rules=rule_table(),
+        root=root,
+        color=color,
+        changed_lines=changed,
+        summary={"suppressed": outcome.suppressed, "baselined": outcome.baselined},
+    )
+    text = render(outcome.findings, fmt, ctx)
+    if output is not None:
+        write_atomic(output, text)
+    else:
+        click.echo(text, nl=False)
+    return 1 if at_or_above(outcome.findings, fail_on) else 0

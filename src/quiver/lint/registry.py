@@ -1,0 +1,37 @@
+"""Every lint rule family, listed explicitly (nothing registers itself by import side effect)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from quiver.lint import references
+from quiver.lint.engine import Family, LintContext
+from quiver.model import Finding
+from quiver.resolve import project_findings
+from quiver.rules import Rule, index_rules
+
+
+def _references(ctx: LintContext) -> Iterator[Finding]:
+    yield from project_findings(ctx.project)
+    for resolved in ctx.resolved:
+        yield from resolved.findings
+
+
+def families() -> tuple[Family, ...]:
+    from quiver.lint import meta
+
+    return (
+        Family("references", references.RULES, _references),
+        Family("meta", meta.RULES, meta.check),
+    )
+
+
+def all_rules() -> tuple[Rule, ...]:
+    """Every lint rule, sorted by code."""
+    rules = [rule for family in families() for rule in family.rules]
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def rule_table() -> Mapping[str, Rule]:
+    """Code and name of every lint rule -> rule."""
+    return index_rules(all_rules())

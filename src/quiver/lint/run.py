@@ -1,0 +1,85 @@
+"""`quiver lint`: load, resolve, run every family, then select, override, suppress and baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from quiver.lint import suppress
+from quiver.lint.engine import (
+    LintContext,
+    apply_severity,
+    per_file_ignored,
+    read_baseline,
+    selected_codes,
+    sort_findings,
+)
+from quiver.lint.meta import UNUSED_SUPPRESSION
+from quiver.lint.registry import all_rules, families, rule_table
+from quiver.model import Finding
+from quiver.project import Project, load_project
+from quiver.resolve import resolve_project
+
+SUPPRESSIBLE_SUFFIXES = (".md", ".jsonc")
+SUPPRESSIBLE_FILES = (".vscode/mcp.json",)
+
+
+@dataclass(frozen=True, slots=True)
+class LintOutcome:
+    project: Project
+    findings: tuple[Finding, ...]  # after selection, overrides, suppressions and baseline
+    all_findings: tuple[Finding, ...]  # after selection and overrides only (what a baseline records)
+    suppressed: int
+    baselined: int
+
+
+def _suppressions(project: Project) -> list[suppress.Suppression]:
+    files = {a.path for a in project.agents} | {c.path for c in project.configs if c.path in SUPPRESSIBLE_FILES}
+    files |= {e.position.file for e in project.errors if e.position and e.position.file.endswith(".md")}
+    out: list[suppress.Suppression] = []
+    for rel in sorted(files):
+        try:
+            text = (project.root / rel).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.extend(suppress.parse(rel, text.replace("\r\n", "\n")))
+    return out
+
+
+def run(
+    root: Path,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    baseline: Path | None = None,
+    paths: Sequence[str] = (),
+) -> LintOutcome:
+    project = load_project(root)
+    ctx = LintContext(project, tuple(resolve_project(project)))
+    config = project.config
+    table = rule_table()
+    rules = all_rules()
+    chosen = selected_codes(rules, select or config.select, [*config.ignore, *ignore], table)
+    raw: list[Finding] = []
+    for family in families():
+        raw.extend(f for f in family.check(ctx) if f.rule in chosen)
+    raw = [f for f in raw if not per_file_ignored(f, config.per_file_ignores, table)]
+    raw = apply_severity(raw, config.severity, table)
+    kept, unused, suppressed = suppress.apply(raw, _suppressions(project), table)
+    if UNUSED_SUPPRESSION.code in chosen:
+        for s in unused:
+            if not s.codes or any((c in table and table[c].code in chosen) or c[:3].isalpha() for c in s.codes):
+                directive = f"ignore[{', '.join(s.codes)}]" if s.codes else "ignore"
+                kept.append(UNUSED_SUPPRESSION.finding(location=s.location, directive=directive))
+    everything = sort_findings(kept)
+    if paths:
+        wanted = {Path(p).resolve() for p in paths}
+        everything = [f for f in everything if f.location and (root / f.location.file).resolve() in wanted]
+    shown = everything
+    baselined = 0
+    if baseline is not None and baseline.exists():
+        known = read_baseline(baseline)
+        shown = [f for f in everything if f.fingerprint not in known]
+        baselined = len(everything) - len(shown)
+    return LintOutcome(project, tuple(shown), tuple(everything), suppressed, baselined)
