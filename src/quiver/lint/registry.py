@@ -18,10 +18,15 @@ def _references(ctx: LintContext) -> Iterator[Finding]:
 
 
 def families() -> tuple[Family, ...]:
-    from quiver.lint import meta
+    from quiver.lint import agents, budget, mcp_configs, meta, security, tools
 
     return (
+        Family("agents", agents.RULES, agents.check),
         Family("references", references.RULES, _references),
+        Family("mcp-configs", mcp_configs.RULES, mcp_configs.check),
+        Family("tools", tools.RULES, tools.check),
+        Family("security", security.RULES, security.check),
+        Family("budget", budget.RULES, budget.check),
         Family("meta", meta.RULES, meta.check),
     )
 
