@@ -39,7 +39,7 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = ()) -> Project:
     """Read everything. A broken config or lock raises; a broken agent file is collected in `errors`."""
     config = load_config(root)
     configs = tuple(read_mcp_config(root, rel) for rel in discover_configs(root, config.mcp_configs))
-    overlays = tuple(_config_overlays(config))
+    overlays = tuple(_config_overlays(root, config))
     servers = merge_servers(configs, overlays)
     lock = read_lock(root, config.lock)
     agents: list[Agent] = []
@@ -52,16 +52,44 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = ()) -> Project:
     return Project(root, config, tuple(agents), configs, servers, lock, tuple(errors))
 
 
-def _config_overlays(config: Config) -> list[Server]:
+def _config_overlays(root: Path, config: Config) -> list[Server]:
+    """`[[mcp_servers]]` entries of the quiver config, with the line of each entry and key."""
     from quiver.sources._json import Node
 
+    rel = config.path or "quiver.toml"
+    blocks = _toml_array_positions(root / rel, "mcp_servers") if config.mcp_servers else []
     out = []
     for i, entry in enumerate(config.mcp_servers):
         name = entry.get("name")
-        if isinstance(name, str):
-            node = Node(dict(entry), 0, 0)
-            node.key_positions = {k: (0, 0) for k in entry}
-            out.append(server_from_node(name, node, Location(config.path or "quiver.toml"), f"config[{i}]"))
+        if not isinstance(name, str):
+            continue
+        line, keys = blocks[i] if i < len(blocks) else (0, {})
+        node = Node(dict(entry), line, 1 if line else 0)
+        node.key_positions = {k: (keys.get(k, line), 1 if keys.get(k, line) else 0) for k in entry}
+        out.append(server_from_node(name, node, Location(rel, line, 1 if line else 0), "config"))
+    return out
+
+
+def _toml_array_positions(path: Path, table: str) -> list[tuple[int, dict[str, int]]]:
+    """For each `[[...mcp_servers]]` header: its line and the line of each `key =` below it."""
+    import re
+
+    header = re.compile(rf"^\s*\[\[\s*(tool\.quiver\.)?{table}\s*\]\]")
+    key = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
+    out: list[tuple[int, dict[str, int]]] = []
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except OSError:
+        return out
+    current: dict[str, int] | None = None
+    for number, line in enumerate(lines, start=1):
+        if header.match(line):
+            current = {}
+            out.append((number, current))
+        elif line.lstrip().startswith("["):
+            current = None
+        elif current is not None and (match := key.match(line)):
+            current.setdefault(match.group(1), number)
     return out
 
 

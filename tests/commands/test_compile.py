@@ -105,3 +105,9 @@ def test_explain_names_the_file_and_line_that_decided(demo: Path) -> None:
     assert "rule 4: named explicitly" in out and ".claude/agents/ops.md:5:57" in out
     code, _, err = run(demo, "explain", "opz")
     assert code == 2 and "did you mean `ops`?" in err
+
+
+def test_the_committed_demo_manifests_are_up_to_date() -> None:
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo"
+    code, _, err = run(demo, "compile", "--check")
+    assert code == 0, f"run `quiver compile -C examples/demo` and commit:\n{err}"

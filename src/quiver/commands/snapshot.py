@@ -45,7 +45,12 @@ def all_servers(root: Path) -> dict[str, Server]:
 
 
 def capture(server: Server, environ: Mapping[str, str], timeout_s: float) -> ServerCatalog:
+    import logging
+
     from quiver.sources.live import fetch_catalog_sync
+
+    # The SDK logs a traceback for each non-protocol line a server prints; our error says it in one line.
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
 
     where = f"{server.location}: server `{server.name}`"
     if server.type is None:

@@ -1,0 +1,107 @@
+"""`quiver snapshot` against our own MCP servers run as real subprocesses, and imports from real data."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from quiver.cli import cli
+from quiver.sources.lock import parse_lock
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTES = ROOT / "examples" / "servers" / "notes_server.py"
+
+
+def run(root: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, [*args, "--project", str(root)])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.stderr
+
+
+@pytest.fixture
+def notes_project(tmp_path: Path) -> Path:
+    config = {
+        "mcpServers": {
+            "notes": {
+                "type": "stdio",
+                "command": sys.executable,
+                "args": [str(NOTES)],
+                "env": {"NOTES_SCHEMA_VARIANT": "${QUIVER_TEST_VARIANT:-1}", "NOTES_PAGE_SIZE": "2"},
+                "tools": ["*"],
+            }
+        }
+    }
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    return tmp_path
+
+
+def test_snapshot_captures_every_page_and_writes_a_byte_stable_lock(notes_project: Path) -> None:
+    code, err = run(notes_project, "snapshot")
+    assert code == 0, err
+    assert "snapshotted `notes`: 6 tools" in err
+    first = (notes_project / "quiver.lock.json").read_bytes()
+    lock = parse_lock(first.decode(), "quiver.lock.json")
+    notes = lock.servers["notes"]
+    assert [t.name for t in notes.tools] == sorted(t.name for t in notes.tools)
+    assert len(notes.tools) == 6 and notes.server_info["name"] == "notes"
+    assert notes.protocol_version and notes.instructions
+    assert all(t.tokens and t.tokens > 10 for t in notes.tools)
+    assert all(t.location.line > 0 for t in notes.tools)
+    assert run(notes_project, "snapshot")[0] == 0
+    assert (notes_project / "quiver.lock.json").read_bytes() == first
+
+
+def test_snapshot_check_passes_then_names_the_drifted_tool(notes_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run(notes_project, "snapshot")[0] == 0
+    before = (notes_project / "quiver.lock.json").read_bytes()
+    code, err = run(notes_project, "snapshot", "--check")
+    assert code == 0, err
+    monkeypatch.setenv("QUIVER_TEST_VARIANT", "2")
+    code, err = run(notes_project, "snapshot", "--check")
+    assert code == 1
+    assert "notes: tool `create_note` changed (sha256 differs from its pin)" in err
+    assert (notes_project / "quiver.lock.json").read_bytes() == before  # --check writes nothing
+
+
+def test_snapshot_of_an_unknown_server_is_a_usage_error(notes_project: Path) -> None:
+    code, err = run(notes_project, "snapshot", "--server", "nots")
+    assert code == 2 and "no configured server named `nots`" in err and "notes" in err
+
+
+def test_snapshot_of_a_server_that_cannot_start_is_one_line(tmp_path: Path) -> None:
+    config = {"mcpServers": {"gone": {"command": "definitely-not-a-command-xyz", "args": [], "tools": ["*"]}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    code, err = run(tmp_path, "snapshot", "--timeout", "10")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "definitely-not-a-command-xyz" in err
+    assert not (tmp_path / "quiver.lock.json").exists()
+
+
+def test_import_of_the_github_snapshot_directory(corpus: Path, tmp_path: Path) -> None:
+    code, err = run(tmp_path, "snapshot", "--import", str(corpus / "github-mcp-server" / "v0.30.0"), "--server", "github")
+    assert code == 0, err
+    lock = parse_lock((tmp_path / "quiver.lock.json").read_text(), "quiver.lock.json")
+    tools = lock.servers["github"].tools
+    assert len(tools) == 101
+    assert {"add_issue_comment", "create_issue", "search_code"} <= {t.name for t in tools}
+
+
+def test_import_keeps_other_servers_and_reuses_their_token_counts(corpus: Path, tmp_path: Path) -> None:
+    run(tmp_path, "snapshot", "--import", str(corpus / "catalogs" / "time.json"), "--server", "time")
+    first = parse_lock((tmp_path / "quiver.lock.json").read_text(), "l").servers["time"]
+    run(tmp_path, "snapshot", "--import", str(corpus / "catalogs" / "git.json"), "--server", "git")
+    lock = parse_lock((tmp_path / "quiver.lock.json").read_text(), "l")
+    assert set(lock.servers) == {"git", "time"}
+    assert [(t.name, t.sha256, t.tokens) for t in lock.servers["time"].tools] == [
+        (t.name, t.sha256, t.tokens) for t in first.tools
+    ]
+
+
+def test_import_of_a_file_without_tools_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text('{"nothing": 1}')
+    code, err = run(tmp_path, "snapshot", "--import", str(tmp_path / "x.json"), "--server", "s")
+    assert code == 2 and "no tool list found" in err
