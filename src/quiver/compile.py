@@ -5,12 +5,12 @@ Building is pure given a token cache: the same inputs give byte-identical text.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from quiver import __version__
 from quiver.config import Config
+from quiver.jsonout import pretty
 from quiver.metatools import META_TOOLS
 from quiver.model import JSON, Location
 from quiver.policy import execution_policy
@@ -197,7 +197,7 @@ def _catalog_sha(tools: list[ResolvedTool]) -> str:
 
 
 def render_json(document: JSON) -> str:
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return pretty(document)
 
 
 def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[str, JSON]:

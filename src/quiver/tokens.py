@@ -6,6 +6,7 @@ lock files carry each tool's count, and other strings are cached by sha256 in `.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -57,6 +58,7 @@ def counter() -> TokenCounter:
     return _COUNTER
 
 
+@functools.cache
 def encoder_name() -> str:
     """The encoder's name without loading its vocabulary."""
     try:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 from quiver.errors import InputError, Position
 
-MAX_BYTES = 5 * 1024 * 1024
+MAX_BYTES = 5 * 1024 * 1024  # agent files and configs: written by people
+MAX_LOCK_BYTES = 256 * 1024 * 1024  # lock files and imports: written by machines, 10,000 tools is ~11 MB
 
 
-def read_text(path: Path, shown: str | None = None) -> str:
-    """Read a UTF-8 text file (BOM dropped, CRLF folded) no larger than MAX_BYTES."""
+def read_text(path: Path, shown: str | None = None, *, limit: int = MAX_BYTES) -> str:
+    """Read a UTF-8 text file (BOM dropped, CRLF folded) no larger than `limit` bytes."""
     name = shown or str(path)
     try:
         size = path.stat().st_size
@@ -20,9 +21,9 @@ def read_text(path: Path, shown: str | None = None) -> str:
         raise InputError("file not found", position=Position(name), hint="check the path") from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", position=Position(name)) from None
-    if size > MAX_BYTES:
+    if size > limit:
         raise InputError(
-            f"file is {size / 1048576:.1f} MB, over the {MAX_BYTES // 1048576} MB limit",
+            f"file is {size / 1048576:.1f} MB, over the {limit // 1048576} MB limit",
             position=Position(name),
             hint="quiver reads agent files, configs and lock files; is this the right file?",
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 from quiver.errors import InputError, Position
 from quiver.model import JSON
 from quiver.sources._json import load_json_fast
-from quiver.sources.files import read_text
+from quiver.sources.files import MAX_LOCK_BYTES, read_text
 from quiver.sources.lock import ServerCatalog
 
 SNAPSHOT_SUFFIXES = (".snap", ".json")
@@ -18,7 +18,7 @@ def import_catalog(path: Path, server: str, shown: str | None = None) -> ServerC
     name = shown or str(path)
     if path.is_dir():
         return _from_directory(path, server, name)
-    data = load_json_fast(read_text(path, name), name)
+    data = load_json_fast(read_text(path, name, limit=MAX_LOCK_BYTES), name)
     if isinstance(data, dict) and isinstance(data.get("result"), dict):
         data = data["result"]
     tools = data.get("tools") if isinstance(data, dict) else data

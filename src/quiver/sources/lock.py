@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver.errors import InputError, Position
+from quiver.jsonout import pretty
 from quiver.model import JSON, Location, Lock, LockedServer, LockedTool, sha256_json
 from quiver.sources._json import load_json_fast
-from quiver.sources.files import read_text
+from quiver.sources.files import MAX_LOCK_BYTES, read_text
 
 LOCK_VERSION = 1
 _SERVER_LINE = re.compile(r'^    "((?:[^"\\]|\\.)*)": \{$')
@@ -41,7 +42,7 @@ def read_lock(root: Path, rel: str) -> Lock | None:
     path = root / rel
     if not path.is_file():
         return None
-    return parse_lock(read_text(path, rel), rel)
+    return parse_lock(read_text(path, rel, limit=MAX_LOCK_BYTES), rel)
 
 
 def parse_lock(text: str, rel: str) -> Lock:
@@ -142,7 +143,7 @@ def render_lock(catalogs: Iterable[ServerCatalog], known_tokens: Mapping[str, in
             body["protocolVersion"] = catalog.protocol_version
         servers[catalog.name] = body
     doc = {"encoding": ENCODING, "lockVersion": LOCK_VERSION, "servers": servers}
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return pretty(doc)
 
 
 def known_tokens(lock: Lock | None) -> dict[str, int]:
