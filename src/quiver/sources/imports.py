@@ -67,9 +67,11 @@ def _checked(tools: list[JSON], shown: str) -> list[dict[str, JSON]]:
                 position=Position(shown),
                 hint="each tool must be an MCP Tool object with a name and an inputSchema",
             )
-        if "inputSchema" in tool and not isinstance(tool["inputSchema"], dict):
+        if not isinstance(tool.get("inputSchema"), dict):
             raise InputError(
-                f"tool `{tool['name']}` has an inputSchema that is not an object", position=Position(shown)
+                f"tool `{tool['name']}` has no inputSchema object",
+                position=Position(shown),
+                hint='an MCP Tool needs `inputSchema`; use {"type": "object"} for a tool without arguments',
             )
         out.append(tool)
     return out
