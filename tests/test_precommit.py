@@ -1,0 +1,143 @@
+"""The pre-commit hooks in `.pre-commit-hooks.yaml`: their shape, their `files` patterns, and a real run.
+
+The run uses the real `pre-commit` package on a temporary git repository holding the demo project, with
+`repo: local` / `language: system` hooks (nothing is downloaded) that copy `files` and `pass_filenames`
+from the hooks file, so a drift between the two breaks this test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from quiver.sources.agents import AGENT_GLOBS
+from quiver.sources.mcp_config import CONFIG_FILES
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOKS_FILE = ROOT / ".pre-commit-hooks.yaml"
+DEMO = ROOT / "examples" / "demo"
+BIN = Path(sys.executable).parent
+STALE_AGENT = ".github/agents/release-notes.agent.md"
+
+
+def hooks() -> dict[str, dict[str, Any]]:
+    entries = yaml.safe_load(HOOKS_FILE.read_text(encoding="utf-8"))
+    return {hook["id"]: hook for hook in entries}
+
+
+def matches(hook_id: str, path: str) -> bool:
+    return re.search(hooks()[hook_id]["files"], path) is not None
+
+
+def test_the_hooks_file_declares_lint_compile_and_contract_hooks() -> None:
+    found = hooks()
+    assert list(found) == ["quiver-lint", "quiver-compile", "quiver-contract"]
+    assert found["quiver-lint"]["entry"] == "quiver lint"
+    assert found["quiver-compile"]["entry"] == "quiver compile --check"
+    assert found["quiver-contract"]["entry"] == "quiver diff --fail-on error"
+    for hook in found.values():
+        assert hook["language"] == "python"
+        assert hook["pass_filenames"] is False
+        assert hook["name"] and hook["description"]
+        re.compile(hook["files"])
+
+
+def test_the_hooks_file_is_a_valid_pre_commit_manifest() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(HOOKS_FILE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _inputs() -> list[str]:
+    """A path for every file quiver reads: each agent glob (`*` filled in), each MCP config, its own files."""
+    agents = [glob.replace("*", "triage") for glob in AGENT_GLOBS]
+    return [*agents, "x/triage.agent.md", *CONFIG_FILES, "quiver.lock.json", "quiver.toml", "pyproject.toml"]
+
+
+@pytest.mark.parametrize("path", _inputs())
+def test_lint_and_compile_hooks_run_when_any_input_of_quiver_changes(path: str) -> None:
+    assert matches("quiver-lint", path)
+    assert matches("quiver-compile", path)
+    assert matches("quiver-compile", f"sub/project/{path}")
+
+
+@pytest.mark.parametrize(
+    "path", ["README.md", "src/app.py", ".github/workflows/ci.yml", "docs/mcp.json", "notes.chatmode.md.bak"]
+)
+def test_hooks_skip_files_quiver_does_not_read(path: str) -> None:
+    assert not any(matches(hook_id, path) for hook_id in hooks())
+
+
+def test_compile_hook_also_runs_when_a_manifest_changes_and_contract_hook_on_lock_and_agents() -> None:
+    assert matches("quiver-compile", "build/quiver/index.json")
+    assert not matches("quiver-lint", "build/quiver/index.json")
+    assert matches("quiver-contract", "quiver.lock.json")
+    assert matches("quiver-contract", STALE_AGENT)
+    assert not matches("quiver-contract", ".mcp.json")
+
+
+def _local_config() -> str:
+    """A `repo: local` config running quiver from PATH, with `files`/`pass_filenames` from the hooks file."""
+    found = hooks()
+    local = [
+        {
+            "id": hook_id,
+            "name": found[hook_id]["name"],
+            "entry": found[hook_id]["entry"],
+            "language": "system",
+            "files": found[hook_id]["files"],
+            "pass_filenames": found[hook_id]["pass_filenames"],
+        }
+        for hook_id in ("quiver-lint", "quiver-compile")
+    ]
+    return yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]}, sort_keys=False)
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_pre_commit_passes_on_the_demo_and_fails_when_a_manifest_goes_stale(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(DEMO, repo)  # build/ too: compile --check compares against the committed manifests
+    (repo / ".pre-commit-config.yaml").write_text(_local_config(), encoding="utf-8")
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text("")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "GIT_", "SKIP"))},
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "NO_COLOR": "1",
+    }
+    assert _run(["git", "init", "-q"], repo, env).returncode == 0
+    assert _run(["git", "add", "-A"], repo, env).returncode == 0
+    pre_commit = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"]
+
+    clean = _run(pre_commit, repo, env)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert re.search(r"^quiver lint\.+Passed$", clean.stdout, re.MULTILINE), clean.stdout
+    assert re.search(r"^quiver compile --check\.+Passed$", clean.stdout, re.MULTILINE), clean.stdout
+
+    agent = repo / STALE_AGENT
+    agent.write_text(agent.read_text(encoding="utf-8") + "Mention breaking changes first.\n", encoding="utf-8")
+    assert _run(["git", "add", "-A"], repo, env).returncode == 0
+
+    stale = _run(pre_commit, repo, env)
+    assert stale.returncode == 1, stale.stdout + stale.stderr
+    assert re.search(r"^quiver lint\.+Passed$", stale.stdout, re.MULTILINE), stale.stdout
+    assert re.search(r"^quiver compile --check\.+Failed$", stale.stdout, re.MULTILINE), stale.stdout
+    assert "stale: build/quiver/release-notes.json" in stale.stdout
