@@ -10,6 +10,7 @@ import click
 
 from quiver import __version__
 from quiver.errors import QuiverError
+from quiver.report import FORMATS
 
 project_option = click.option(
     "--project",
@@ -20,6 +21,15 @@ project_option = click.option(
     show_default=True,
     help="Project root (where .github/, .mcp.json and quiver.lock.json live).",
 )
+
+
+def _color(output: Path | None) -> bool:
+    """Color on a terminal; NO_COLOR turns it off, FORCE_COLOR on (https://no-color.org)."""
+    import os
+
+    if output is not None or os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
 
 
 def _root(project: Path) -> Path:
@@ -147,34 +157,119 @@ def snapshot_command(
 @cli.command("lint")
 @project_option
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--select", "select", multiple=True, help="Rule ids, prefixes or names to check (repeatable, or comma list).")
-@click.option("--ignore", "ignore", multiple=True, help="Rule ids, prefixes or names to skip (repeatable, or comma list).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]), default="text",
-              show_default=True)
+@click.option(
+    "--select", "select", multiple=True, help="Rule ids, prefixes or names to check (repeatable, or comma list)."
+)
+@click.option(
+    "--ignore", "ignore", multiple=True, help="Rule ids, prefixes or names to skip (repeatable, or comma list)."
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True)
-@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Report only findings whose fingerprint is not in this file.")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Report only findings whose fingerprint is not in this file.",
+)
 @click.option("--update-baseline", is_flag=True, help="Write every current finding to --baseline and exit 0.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
 @click.option("--changed-only", is_flag=True, help="github format: only lines changed against --base.")
 @click.option("--base", default=None, help="Git ref for --changed-only (default: merge-base with the default branch).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the report to this file (atomically) instead of stdout.")
-def lint_command(project: Path, paths: tuple[str, ...], select: tuple[str, ...], ignore: tuple[str, ...], fmt: str,
-                 fail_on: str, baseline: Path | None, update_baseline: bool, fix: bool, changed_only: bool,
-                 base: str | None, output: Path | None) -> None:
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report to this file (atomically) instead of stdout.",
+)
+def lint_command(
+    project: Path,
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fmt: str,
+    fail_on: str,
+    baseline: Path | None,
+    update_baseline: bool,
+    fix: bool,
+    changed_only: bool,
+    base: str | None,
+    output: Path | None,
+) -> None:
     """Check agent files, MCP configs and tool definitions."""
     from quiver.commands.lint import run
 
     root = _root(project)
-    code = run(root, paths=paths, select=_split(select), ignore=_split(ignore), fmt=fmt, fail_on=fail_on,
-               baseline=baseline, update_baseline=update_baseline, fix=fix, changed_only=changed_only, base=base,
-               output=output, color=sys.stdout.isatty() and output is None)
+    code = run(
+        root,
+        paths=paths,
+        select=_split(select),
+        ignore=_split(ignore),
+        fmt=fmt,
+        fail_on=fail_on,
+        baseline=baseline,
+        update_baseline=update_baseline,
+        fix=fix,
+        changed_only=changed_only,
+        base=base,
+        output=output,
+        color=_color(output),
+    )
     sys.exit(code)
 
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+@cli.command("diff")
+@project_option
+@click.argument("base", required=False)
+@click.argument("head", required=False)
+@click.option(
+    "--server",
+    default="server",
+    show_default=True,
+    help="Server name for sides that are a tools/list JSON or a snapshot directory.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True)
+@click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report to this file (atomically) instead of stdout.",
+)
+def diff_command(
+    project: Path,
+    base: str | None,
+    head: str | None,
+    server: str,
+    fmt: str,
+    fail_on: str,
+    changed_only: bool,
+    output: Path | None,
+) -> None:
+    """Which tool-contract changes between BASE and HEAD break callers (default: merge-base..working tree).
+
+    Each side is a git ref, a quiver.lock.json, a tools/list JSON or a directory of per-tool snapshots.
+    """
+    from quiver.commands.diff import run
+
+    code = run(
+        _root(project),
+        base=base,
+        head=head,
+        server=server,
+        fmt=fmt,
+        fail_on=fail_on,
+        output=output,
+        changed_only=changed_only,
+        color=_color(output),
+    )
+    sys.exit(code)
 
 
 @cli.command("rule")

@@ -38,5 +38,7 @@ def all_rules() -> tuple[Rule, ...]:
 
 
 def rule_table() -> Mapping[str, Rule]:
-    """Code and name of every lint rule -> rule."""
-    return index_rules(all_rules())
+    """Code and name of every rule (lint and contract) -> rule."""
+    from quiver.contract.rules import CONTRACT_RULES
+
+    return index_rules((*all_rules(), *CONTRACT_RULES))

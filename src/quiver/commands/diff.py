@@ -1,0 +1,141 @@
+"""`quiver diff [BASE] [HEAD]`: which tool-contract changes break callers, each with a witness."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import click
+
+from quiver.contract.sides import Side, default_base, load_side
+from quiver.errors import InputError, Position
+from quiver.model import Finding
+from quiver.sources.files import write_atomic
+
+IGNORE_FILE = ".quiver/contract-ignore.yaml"
+
+
+def diff_sides(old: Side, new: Side) -> list[Finding]:
+    """Findings for every server of either side, then for every agent present on both sides."""
+    from quiver.contract.diff import diff_catalogs, sort_findings
+
+    findings: list[Finding] = []
+    for server in sorted(set(old.catalogs) | set(new.catalogs)):
+        locations = {tool: loc for (srv, tool), loc in new.locations.items() if srv == server}
+        fallback = new.server_locations.get(server) or old.server_locations.get(server)
+        for name in old.catalogs.get(server, {}):
+            if name not in locations and fallback is not None:
+                locations[name] = fallback
+        findings += diff_catalogs(
+            old.catalogs.get(server, {}), new.catalogs.get(server, {}), server=server, locations=locations
+        )
+    findings += _agent_findings(old, new)
+    return sort_findings(findings)
+
+
+def _agent_findings(old: Side, new: Side) -> list[Finding]:
+    from quiver.contract._rules_tool import AGENT_TOOL_LOAD_CHANGED
+    from quiver.contract.diff import diff_agent_tools
+
+    out: list[Finding] = []
+    new_agents = {r.agent.id: r for r in new.agents}
+    for before in old.agents:
+        after = new_agents.get(before.agent.id)
+        if after is None:
+            continue
+        location = after.agent.key_locations.get("tools", after.agent.location)
+        named = {f"{t.server}/{t.tool.name}" for t in before.tools if t.named}
+        carried = {f"{t.server}/{t.tool.name}" for t in after.tools}
+        out += diff_agent_tools(named, carried & named, agent=after.agent.id, location=location)
+        loads = {(t.server, t.tool.name): t.load for t in before.tools}
+        for t in after.tools:
+            was = loads.get((t.server, t.tool.name))
+            if was is not None and was != t.load:
+                out.append(
+                    AGENT_TOOL_LOAD_CHANGED.finding(
+                        location=location,
+                        agent=after.agent.id,
+                        server=t.server,
+                        tool=t.tool.name,
+                        before=was,
+                        after=t.load,
+                        reason=t.decision.text,
+                    )
+                )
+    return out
+
+
+def read_ignores(root: Path) -> dict[str, str]:
+    """{fingerprint: reason} from the contract ignore file; every entry needs a reason."""
+    path = root / IGNORE_FILE
+    if not path.is_file():
+        return {}
+    from quiver.sources._yaml import parse_yaml
+    from quiver.sources.files import read_text
+
+    node = parse_yaml(read_text(path, IGNORE_FILE), IGNORE_FILE)
+    out: dict[str, str] = {}
+    for item in node.items if isinstance(node.value, list) else []:
+        fp = item.value.get("fingerprint") if isinstance(item.value, dict) else None
+        reason = item.value.get("reason") if isinstance(item.value, dict) else None
+        if not isinstance(fp, str) or not isinstance(reason, str) or not reason.strip():
+            raise InputError(
+                "each ignore entry needs a `fingerprint` and a non-empty `reason`",
+                position=Position(IGNORE_FILE, item.line, item.column),
+                hint="write `- fingerprint: <from --format json>` and `reason: why this break is accepted`",
+            )
+        out[fp] = reason
+    if node.value is not None and not isinstance(node.value, list):
+        raise InputError(
+            "the ignore file must be a YAML list",
+            position=Position(IGNORE_FILE, 1, 1),
+            hint="write `- fingerprint: ...` entries",
+        )
+    return out
+
+
+def run(
+    root: Path,
+    *,
+    base: str | None,
+    head: str | None,
+    server: str,
+    fmt: str,
+    fail_on: str,
+    output: Path | None,
+    changed_only: bool,
+    color: bool,
+    severity: Mapping[str, str] | None = None,
+) -> int:
+    from quiver.config import load_config
+    from quiver.lint.engine import apply_severity, at_or_above
+    from quiver.lint.registry import rule_table
+    from quiver.report.render import ReportContext, render
+
+    config = load_config(root)
+    base_spec = base if base is not None else default_base(root)
+    old = load_side(root, base_spec, server=server, lock_rel=config.lock)
+    new = load_side(root, head, server=server, lock_rel=config.lock)
+    table = rule_table()
+    findings = apply_severity(diff_sides(old, new), {**config.severity, **(severity or {})}, table)
+    ignores = read_ignores(root)
+    kept = [f for f in findings if f.fingerprint not in ignores]
+    changed = None
+    if changed_only:
+        from quiver.report.changes import changed_lines
+
+        changed = changed_lines(root, base_spec if base is not None or head is None else None)
+    ctx = ReportContext(
+        tool="diff",
+        rules=table,
+        root=root,
+        color=color,
+        changed_lines=changed,
+        summary={"ignored": len(findings) - len(kept)},
+    )
+    text = render(kept, fmt, ctx)
+    if output is not None:
+        write_atomic(output, text)
+    else:
+        click.echo(text, nl=False)
+    return 1 if at_or_above(kept, fail_on) else 0

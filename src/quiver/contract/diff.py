@@ -1,0 +1,243 @@
+"""Contract diff: compare two versions of a tool, or two catalogs, and return findings.
+
+`inputSchema` is contravariant (breaking iff an argument valid under the old schema is invalid under the new),
+`outputSchema` covariant (breaking iff a result valid under the new is invalid under the old). Each breaking
+schema finding carries a witness confirmed with jsonschema; without one it is a warning that says so.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from quiver.contract import _rules_tool as tool_rules
+from quiver.contract.rules import rule_for
+from quiver.contract.schema import Document
+from quiver.contract.taxonomy import WIDER
+from quiver.contract.walk import Change, Walker
+from quiver.contract.witness import Checker, build_witness
+from quiver.errors import InputError
+from quiver.model import JSON, SEVERITY_ORDER, Finding, Location, canonical_json
+from quiver.rules import Rule
+
+RENAME_THRESHOLD = 0.8
+UNCONFIRMED = " (witness could not be confirmed)"
+DEFAULT_INPUT_SCHEMA: JSON = {"type": "object"}
+
+Direction = Literal["input", "output"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """The server, tool and location every finding of one tool shares."""
+
+    server: str
+    tool: str
+    location: Location | None
+
+    def finding(self, rule: Rule, **values: JSON) -> Finding:  # JSON: str.format values
+        return rule.finding(location=self.location, server=self.server, tool=self.tool, **values)
+
+
+def diff_tool(old: Mapping[str, JSON], new: Mapping[str, JSON], *, server: str,
+              location: Location | None = None) -> list[Finding]:
+    """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted."""
+    at = _Where(server, str(new.get("name") or old.get("name") or ""), location)
+    findings: list[Finding] = []
+    if _words(old.get("description")) != _words(new.get("description")):
+        findings.append(at.finding(tool_rules.TOOL_DESCRIPTION_CHANGED))
+    findings += _annotations(old.get("annotations"), new.get("annotations"), at)
+    findings += _schema("input", old.get("inputSchema", DEFAULT_INPUT_SCHEMA),
+                        new.get("inputSchema", DEFAULT_INPUT_SCHEMA), at)
+    if "outputSchema" in old and "outputSchema" not in new:
+        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_REMOVED))
+    elif "outputSchema" in new and "outputSchema" not in old:
+        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_ADDED))
+    elif "outputSchema" in new:
+        findings += _schema("output", old["outputSchema"], new["outputSchema"], at)
+    return sort_findings(findings)
+
+
+def diff_catalogs(old: Mapping[str, Mapping[str, JSON]], new: Mapping[str, Mapping[str, JSON]], *, server: str,
+                  locations: Mapping[str, Location] | None = None) -> list[Finding]:
+    """Findings for two {tool name: Tool object} maps: removed, renamed and added tools, then each common tool."""
+    where = locations or {}
+    removed = sorted(set(old) - set(new))
+    added = sorted(set(new) - set(old))
+    renames = match_renames({n: old[n] for n in removed}, {n: new[n] for n in added})
+    findings: list[Finding] = []
+    for name in removed:
+        at = _Where(server, name, where.get(name))
+        if name in renames:
+            findings.append(at.finding(tool_rules.TOOL_RENAMED, new_name=renames[name]))
+        else:
+            findings.append(at.finding(tool_rules.TOOL_REMOVED))
+    renamed_to = set(renames.values())
+    for name in added:
+        if name not in renamed_to:
+            findings.append(tool_rules.TOOL_ADDED.finding(server=server, tool=name, location=where.get(name)))
+    for name in sorted(set(old) & set(new)):
+        findings += diff_tool(old[name], new[name], server=server, location=where.get(name))
+    return sort_findings(findings)
+
+
+def diff_agent_tools(old: Collection[str], new: Collection[str], *, agent: str,
+                     location: Location | None = None) -> list[Finding]:
+    """One warning per tool the agent could use before and cannot use now."""
+    return [
+        tool_rules.AGENT_TOOL_LOST.finding(location=location, agent=agent, tool=name)
+        for name in sorted(set(old) - set(new))
+    ]
+
+
+def diff_agent_loads(old: Mapping[tuple[str, str], str], new: Mapping[tuple[str, str], str], *, agent: str,
+                     location: Location | None = None, reasons: Mapping[tuple[str, str], str] | None = None
+                     ) -> list[Finding]:
+    """One info finding per (server, tool) of an agent whose loading ("preloaded"/"deferred") changed."""
+    return [
+        tool_rules.AGENT_TOOL_LOAD_CHANGED.finding(
+            location=location, agent=agent, server=server, tool=name, before=old[(server, name)], after=load,
+            reason=(reasons or {}).get((server, name), "no reason recorded"),
+        )
+        for (server, name), load in sorted(new.items())
+        if (server, name) in old and old[(server, name)] != load
+    ]
+
+
+def match_renames(removed: Mapping[str, Mapping[str, JSON]], added: Mapping[str, Mapping[str, JSON]]) -> dict[str, str]:
+    """Pair removed with added tools that are near-identical (best pairs first); {old name: new name}."""
+    scored = sorted(
+        ((similarity(old, new), old_name, new_name)
+         for old_name, old in removed.items() for new_name, new in added.items()),
+        key=lambda item: (-item[0], item[1], item[2]),
+    )
+    pairs: dict[str, str] = {}
+    for score, old_name, new_name in scored:
+        if score < RENAME_THRESHOLD:
+            break
+        if old_name not in pairs and new_name not in pairs.values():
+            pairs[old_name] = new_name
+    return pairs
+
+
+def similarity(old: Mapping[str, JSON], new: Mapping[str, JSON]) -> float:
+    """0..1: name 0.2, description 0.4 and input schema 0.4 (difflib ratios)."""
+    def ratio(a: str, b: str) -> float:
+        return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+    return (
+        0.2 * ratio(str(old.get("name", "")), str(new.get("name", "")))
+        + 0.4 * ratio(_words(old.get("description")), _words(new.get("description")))
+        + 0.4 * ratio(canonical_json(old.get("inputSchema")), canonical_json(new.get("inputSchema")))
+    )
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Deduplicated; ordered by tool, then most severe, then rule code and message."""
+    unique = {(f.rule, f.server, f.tool, f.agent, f.message): f for f in findings}
+    return sorted(
+        unique.values(),
+        key=lambda f: (f.server or "", f.tool or "", f.agent or "", -SEVERITY_ORDER[f.severity], f.rule, f.message),
+    )
+
+
+def _schema(direction: Direction, old_raw: JSON, new_raw: JSON, at: _Where) -> list[Finding]:
+    key = "inputSchema" if direction == "input" else "outputSchema"
+    try:
+        old = _load(old_raw, f"old `{key}`")
+        new = _load(new_raw, f"new `{key}`")
+        return _compare(direction, old, new, at)
+    except InputError as error:
+        raise InputError(f"tool `{at.tool}`: {error.message}", hint=error.hint) from error
+
+
+def _compare(direction: Direction, old: Document, new: Document, at: _Where) -> list[Finding]:
+    root = "(arguments)" if direction == "input" else "(result)"
+    # breaking run: the side that must accept first; the other run finds changes the other way round
+    accepting, rejecting = (old, new) if direction == "input" else (new, old)
+    findings: list[Finding] = []
+    checker = Checker(accepting.root, rejecting.root)
+    for breaking, a, b in ((True, accepting, rejecting), (False, rejecting, accepting)):
+        b_is_new = b is new
+        walker = Walker(a, b, root=root, witnesses=breaking, declarations=a is old)
+        for change in walker.run():
+            finding = _finding(direction, change, breaking=breaking, b_is_new=b_is_new, at=at)
+            if finding is None:
+                continue
+            if breaking and "declaration" not in change.flags and finding.severity != "info":
+                finding = _with_witness(finding, change, checker, accepting, direction)
+            findings.append(finding)
+    return findings
+
+
+def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: bool,
+             at: _Where) -> Finding | None:
+    kind, action = change.kind, change.action
+    if "declaration" in change.flags:
+        if kind == "property" and action == "unlisted":
+            skip = "b-closed" in change.flags if direction == "input" else "a-required" in change.flags
+            action = "unlisted" if direction == "input" else "removed"
+        else:  # a new input property that is required is reported as input-required-property-added
+            skip = "b-required" in change.flags and direction == "input"
+        if skip:
+            return None
+    elif kind == "property" and not (direction == "input" and breaking):
+        return None  # property additions and output removals are declarations, reported above
+    elif action == "changed" and not breaking:
+        return None  # a changed const/pattern/format is reported once, with a witness, by the breaking run
+    elif not b_is_new:
+        action = WIDER[(kind, action)]
+    rule = rule_for(direction, kind, action)
+    if rule is None:
+        return None  # a waived cell: see taxonomy.WAIVERS
+    values = dict(change.values)
+    a_text, b_text = values.pop("a", ""), values.pop("b", "")
+    old_text, new_text = (a_text, b_text) if b_is_new else (b_text, a_text)
+    template = {"value": "", "keyword": "", "was": "", "prop": "", **values, "old": old_text, "new": new_text}
+    return at.finding(rule, **template)
+
+
+def _with_witness(finding: Finding, change: Change, checker: Checker, accepting: Document,
+                  direction: Direction) -> Finding:
+    witness = build_witness(change, checker, accepting)
+    if witness is None:
+        return replace(finding, severity="warning", message=finding.message + UNCONFIRMED)
+    return replace(finding, witness={"arguments" if direction == "input" else "result": witness})
+
+
+def _annotations(old_raw: JSON, new_raw: JSON, at: _Where) -> list[Finding]:
+    old = old_raw if isinstance(old_raw, dict) else {}
+    new = new_raw if isinstance(new_raw, dict) else {}
+    findings: list[Finding] = []
+
+    def shown(ann: Mapping[str, JSON], key: str, default: bool) -> str:
+        return canonical_json(ann[key]) if key in ann else f"absent (default {str(default).lower()})"
+
+    old_ro, new_ro = old.get("readOnlyHint") is True, new.get("readOnlyHint") is True
+    if old_ro and not new_ro:
+        rule = tool_rules.READ_ONLY_HINT_WEAKENED
+        findings.append(at.finding(rule, old=shown(old, "readOnlyHint", False), new=shown(new, "readOnlyHint", False)))
+    if not old_ro and not new_ro:
+        if old.get("destructiveHint") is False and new.get("destructiveHint") is not False:
+            rule = tool_rules.DESTRUCTIVE_HINT_WEAKENED
+            findings.append(at.finding(rule, old="false", new=shown(new, "destructiveHint", True)))
+        if old.get("idempotentHint") is True and new.get("idempotentHint") is not True:
+            rule = tool_rules.IDEMPOTENT_HINT_WEAKENED
+            findings.append(at.finding(rule, old="true", new=shown(new, "idempotentHint", False)))
+    if old.get("openWorldHint") is False and new.get("openWorldHint") is not False:
+        rule = tool_rules.OPEN_WORLD_HINT_WEAKENED
+        findings.append(at.finding(rule, old="false", new=shown(new, "openWorldHint", True)))
+    return findings
+
+
+def _load(schema: JSON, where: str) -> Document:
+    try:
+        return Document.load(schema)
+    except InputError as error:
+        raise InputError(f"{where}: {error.message}", hint=error.hint) from error
+
+
+def _words(text: JSON) -> str:
+    return " ".join(text.split()) if isinstance(text, str) else ""
