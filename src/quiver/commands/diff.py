@@ -94,6 +94,21 @@ def read_ignores(root: Path) -> dict[str, str]:
     return out
 
 
+def _changed_files(root: Path, base: str | None) -> dict[str, frozenset[int]]:
+    """Every finding of a diff is about a change, and a removed tool has no line of its own in the new
+    file: so `--changed-only` keeps the findings of every changed file, on any line."""
+    from quiver.report.changes import changed_lines
+
+    out = {}
+    for rel in changed_lines(root, base):
+        try:
+            count = (root / rel).read_text(encoding="utf-8").count("\n") + 1
+        except (OSError, UnicodeDecodeError):
+            count = 1
+        out[rel] = frozenset(range(0, count + 1))
+    return out
+
+
 def run(
     root: Path,
     *,
@@ -122,9 +137,7 @@ def run(
     kept = [f for f in findings if f.fingerprint not in ignores]
     changed = None
     if changed_only:
-        from quiver.report.changes import changed_lines
-
-        changed = changed_lines(root, base_spec if base is not None or head is None else None)
+        changed = _changed_files(root, base_spec if base is not None or head is None else None)
     ctx = ReportContext(
         tool="diff",
         rules=table,

@@ -79,7 +79,8 @@ def diff_catalogs(old: Mapping[str, Mapping[str, JSON]], new: Mapping[str, Mappi
         if name not in renamed_to:
             findings.append(tool_rules.TOOL_ADDED.finding(server=server, tool=name, location=where.get(name)))
     for name in sorted(set(old) & set(new)):
-        findings += diff_tool(old[name], new[name], server=server, location=where.get(name))
+        if old[name] != new[name]:  # an unchanged tool has nothing to report: skip the schema walk
+            findings += diff_tool(old[name], new[name], server=server, location=where.get(name))
     return sort_findings(findings)
 
 
