@@ -27,6 +27,7 @@ class YNode:
     children: dict[str, YNode] = field(default_factory=dict)
     items: list[YNode] = field(default_factory=list)
     key_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    quoted: bool = False  # a scalar written in quotes
 
     def get(self, key: str) -> YNode | None:
         return self.children.get(key)
@@ -93,7 +94,7 @@ class _Builder:
             value = value.isoformat()  # keep the model JSON-shaped
         elif isinstance(value, bytes):
             value = value.decode("latin-1")
-        return YNode(value, line, col)
+        return YNode(value, line, col, quoted=getattr(node, "style", None) in ("'", '"'))
 
 
 def parse_yaml(text: str, path: str, *, line_offset: int = 0) -> YNode:

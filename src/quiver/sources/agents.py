@@ -21,7 +21,10 @@ AGENT_GLOBS = (
     ".claude/agents/*.md",
     ".github/chatmodes/*.chatmode.md",
 )
-SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".tox", ".quiver"})
+# `fixtures`: test fixtures of agent tooling (quiver's own included) are not the repository's agents.
+SKIP_DIRS = frozenset(
+    {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".tox", ".quiver", "fixtures"}
+)
 _FM_BOUNDARY = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
 
 
@@ -153,7 +156,7 @@ def _tool_refs(node: YNode | None, rel: str) -> tuple[ToolRef, ...] | None:
         return None
     if isinstance(node.value, str):
         refs = []
-        offset = 0
+        offset = 1 if node.quoted else 0  # a quoted scalar's text starts after the quote
         raw = node.value
         for part in raw.split(","):
             stripped = part.strip()

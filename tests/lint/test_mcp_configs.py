@@ -1,0 +1,132 @@
+"""The mcp-configs rule family: per-rule fixtures, the registry audit, and the secret heuristics."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from quiver.lint import mcp_configs
+from quiver.lint._mcp_entries import host_of
+from quiver.lint._secrets import secret_kind, url_secret
+from quiver.lint.run import run
+from quiver.rules import DOC_HEADINGS, Rule
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
+CODES = sorted(rule.code for rule in mcp_configs.RULES)
+FIELDS = ("rule", "severity", "file", "line", "column", "message", "hint")
+HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
+
+
+def findings_of(root: Path, code: str) -> list[dict[str, object]]:
+    """The findings of one rule over a fixture project, as expected.json stores them."""
+    return [{k: f.to_json().get(k) for k in FIELDS} for f in run(root, select=[code]).findings if f.rule == code]
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_bad_fixture_gives_exactly_the_expected_findings(code: str) -> None:
+    bad = FIXTURES / code / "bad"
+    expected = bad / "expected.json"
+    got = findings_of(bad, code)
+    if os.environ.get("QUIVER_REGEN") == "1":
+        expected.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert got, f"{code}: the bad fixture gives no finding"
+    assert got == json.loads(expected.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_good_fixture_gives_no_finding_of_its_rule(code: str) -> None:
+    assert findings_of(FIXTURES / code / "good", code) == []
+
+
+@pytest.mark.parametrize("rule", mcp_configs.RULES, ids=lambda r: r.code)
+def test_every_mcp_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
+    positions = [rule.doc.find(h + "\n") for h in HEADINGS]
+    assert all(p >= 0 for p in positions[: len(DOC_HEADINGS)]), f"{rule.code}: missing a required heading"
+    present = [p for p in positions if p >= 0]
+    assert present == sorted(present), f"{rule.code}: headings out of order"
+    assert "Use instead:" in rule.doc.split("## Example", 1)[1].split("\n## ", 1)[0]
+    assert rule.code.startswith("MCP") and rule.code not in {"MCP011", "MCP012", "MCP013"}
+    assert (FIXTURES / rule.code / "bad" / "expected.json").is_file()
+    assert (FIXTURES / rule.code / "good").is_dir()
+
+
+def test_mcp_rule_codes_and_names_are_unique_and_none_is_fixable() -> None:
+    assert len({r.code for r in mcp_configs.RULES}) == len(mcp_configs.RULES)
+    assert len({r.name for r in mcp_configs.RULES}) == len(mcp_configs.RULES)
+    assert not any(r.fixable for r in mcp_configs.RULES)
+
+
+def test_findings_never_repeat_the_secret_they_report() -> None:
+    for finding in run(FIXTURES / "MCP005" / "bad", select=["MCP005"]).findings:
+        assert "ghp_" not in finding.message and "sk-proj" not in finding.message
+        assert "AKIA" not in finding.message and "AKIA" not in (finding.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("path", "dialect", "host"),
+    [
+        (".vscode/mcp.json", "vscode", "vscode"),
+        (".mcp.json", "mcpServers", "shared"),
+        (".github/mcp.json", "mcpServers", "copilot"),
+        ("mcp-config.json", "mcpServers", "copilot"),
+        (".copilot/mcp-config.json", "mcpServers", "copilot"),
+        ("tools/servers.json", "mcpServers", "other"),
+        (".mcp.json", "list", "quiver"),
+        (".github/agents/a.agent.md", "agent", "agent"),
+    ],
+)
+def test_each_config_file_is_read_by_the_documented_host(path: str, dialect: str, host: str) -> None:
+    assert host_of(path, dialect) == host
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("GITHUB_TOKEN", "ghp_Zq8Xr2Lm5Nb7Vc1Kd4Hs9Tw3Py6Gf0Ja2Ue8"),
+        ("Authorization", "Bearer Zq8Xr2Lm5Nb7Vc1K"),
+        ("Authorization", "token Zq8Xr2Lm5Nb7Vc1K"),
+        ("SLACK", "xoxb-1234567890-abcdefghij"),
+        ("ANTHROPIC_API_KEY", "sk-ant-api03-Zq8Xr2Lm5Nb7Vc1Kd4Hs9"),
+        ("AWS_ACCESS_KEY_ID", "AKIAZ7Q2M4N8P3R5T6W1"),
+        ("DB_PASSWORD", "Tr0ub4dor-and-3"),
+        ("CONFIG", "Zq8Xr2Lm5Nb7Vc1Kd4Hs9Tw3Py6Gf0Ja2Ue8Wx"),
+        ("URL", "prefix ghp_Zq8Xr2Lm5Nb7Vc1Kd4Hs9Tw3Py6Gf0Ja2Ue8 ${SUFFIX}"),
+    ],
+)
+def test_literal_credentials_are_recognised(name: str, value: str) -> None:
+    assert secret_kind(name, value) is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("GITHUB_TOKEN", "${GITHUB_TOKEN}"),
+        ("GITHUB_TOKEN", "$GITHUB_TOKEN"),
+        ("Authorization", "Bearer ${input:token}"),
+        ("Authorization", "Bearer ${{ secrets.COPILOT_MCP_TOKEN }}"),
+        ("Authorization", "Bearer <your-token>"),
+        ("API_KEY", "YOUR_API_KEY"),
+        ("API_KEY", "COPILOT_MCP_API_KEY"),
+        ("API_KEY", "sk-xxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE"),
+        ("TOKEN_FILE", "/run/secrets/github-token"),
+        ("AUTH_MODE", "client-credentials"),
+        ("SESSION_TIMEOUT", "360000000000000"),
+        ("Content-Type", "application/json"),
+        ("IMAGE", "ghcr.io/example/server@sha256:0123abcd"),
+        ("COMMIT", "0123456789abcdef0123456789abcdef01234567"),
+    ],
+)
+def test_references_placeholders_and_ordinary_values_are_not_secrets(name: str, value: str) -> None:
+    assert secret_kind(name, value) is None
+
+
+def test_credentials_in_urls_are_recognised_and_references_are_not() -> None:
+    assert url_secret("https://user:Zq8Xr2Lm5N@example.com/mcp") == "password in the URL"
+    assert url_secret("https://example.com/mcp?token=Zq8Xr2Lm5Nb7") == "`token` query parameter"
+    assert url_secret("https://user:${PASSWORD}@example.com/mcp") is None
+    assert url_secret("https://example.com/mcp?api_key=${KEY}&page=2") is None
+    assert url_secret("https://example.com/mcp?page=12345678") is None
