@@ -39,7 +39,8 @@ def run(rule_id: str | None, *, show_all: bool, fmt: str) -> str:
                      "fixable": r.fixable} for r in rules]
             return json.dumps(rows, indent=2) + "\n"
         width = max(len(r.name) for r in rules)
-        return "".join(f"{r.code}  {r.name:<{width}}  {r.severity:<7}  {r.summary}\n" for r in rules)
+        code_width = max(len(r.code) for r in rules)
+        return "".join(f"{r.code:<{code_width}}  {r.name:<{width}}  {r.severity:<7}  {r.summary}\n" for r in rules)
     rule = table.get(rule_id) or table.get(rule_id.upper())
     if rule is None:
         raise UsageError(f"no rule `{rule_id}`", hint=did_you_mean(rule_id, table, "run `quiver rule --all`"))
