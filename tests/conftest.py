@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("QUIVER_NO_CACHE", "1")  # tests never leave caches in the source tree
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("QUIVER_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus"

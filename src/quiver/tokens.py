@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -118,7 +119,7 @@ class TokenCache:
         return self.count(compact(value))
 
     def save(self) -> None:
-        if self.path is None or not self.dirty:
+        if self.path is None or not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
             return
         from quiver.sources.files import write_atomic
 

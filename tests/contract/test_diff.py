@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from quiver.contract import diff_agent_tools, diff_catalogs, diff_tool
+from quiver.contract.diff import diff_agent_tools, diff_catalogs, diff_tool
 from quiver.contract.witness import is_valid
 from quiver.errors import InputError
 from quiver.model import Finding, Location

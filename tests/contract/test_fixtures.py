@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from quiver.contract import CONTRACT_RULES, diff_agent_loads, diff_agent_tools, diff_catalogs, diff_tool
+from quiver.contract.diff import diff_agent_loads, diff_agent_tools, diff_catalogs, diff_tool
+from quiver.contract.rules import CONTRACT_RULES
 from quiver.contract.witness import is_valid
 from quiver.model import Finding, Location
 

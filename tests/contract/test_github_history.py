@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from quiver.contract import diff_catalogs, diff_tool
+from quiver.contract.diff import diff_catalogs, diff_tool
 from quiver.contract.witness import is_valid
 from quiver.model import Finding
 

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quiver.contract import diff_tool
+from quiver.contract.diff import diff_tool
 from quiver.contract.witness import is_valid
 from quiver.model import Finding
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 import string
 
-from quiver.contract import CONTRACT_RULES, WAIVERS
-from quiver.contract.rules import RULES_BY_CELL
-from quiver.contract.taxonomy import CELLS, DIRECTIONS, SCHEMA_ACTIONS
+from quiver.contract.rules import CONTRACT_RULES, RULES_BY_CELL
+from quiver.contract.taxonomy import CELLS, DIRECTIONS, SCHEMA_ACTIONS, WAIVERS
 
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Fix", "## Witness")
 OPTIONAL_HEADINGS = ("## Options", "## References")

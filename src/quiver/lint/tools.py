@@ -14,6 +14,7 @@ from typing import Any
 from quiver.lint import _tool_annotations, _tool_hosts, _tool_schema
 from quiver.lint._tool_text import shown
 from quiver.lint._tool_words import content_words, display_length, word_count
+from quiver.lint._cache import ToolCheckCache
 from quiver.lint.engine import LintContext
 from quiver.model import Finding, Location, LockedServer, LockedTool
 from quiver.rules import Rule
@@ -207,6 +208,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     if lock is None:
         return
     schemas = _tool_schema.SchemaChecks()
+    cache = ToolCheckCache(ctx.project.root)
     policy_servers = {name for name, p in ctx.project.config.servers.items() if "side_effect" in p}
     policy_tools = {name for name, p in ctx.project.config.tools.items() if "side_effect" in p}
     lines: dict[str, dict[str, list[int]]] = {}  # filled on the first duplicate: one read of the lock
@@ -218,7 +220,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             yield from _description(tool)
             declared = name in policy_servers or f"{name}/{tool.name}" in policy_tools
             yield from _tool_annotations.check(tool, declared=declared)
-            yield from schemas.check(tool)
+            yield from cache.findings(tool, schemas.check)
+    cache.save()
     yield from _tool_hosts.check(ctx)
 
 

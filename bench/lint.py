@@ -1,0 +1,62 @@
+"""Print cold wall time of `quiver lint` (a fresh process each run, interpreter start-up included).
+
+    python bench/lint.py [--repeat 5]
+
+Cases: the demo; generated repositories of 1,000 agents with 1,000 and with 10,000 tools (the growth
+factor between them is printed); and `python -c pass` for the interpreter's own start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _generate import generate  # noqa: E402
+
+
+def cold(args: list[str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, *args], capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    lint = ["-m", "quiver", "lint", "--fail-on", "never", "--format", "json", "--project"]
+    with tempfile.TemporaryDirectory() as tmp:
+        demo = Path(tmp) / "demo"
+        shutil.copytree(ROOT / "examples" / "demo", demo, ignore=shutil.ignore_patterns("build"))
+        subprocess.run([sys.executable, "-m", "quiver", "compile", "-q", "--project", str(demo)], check=True,
+                       capture_output=True)
+        small, large = Path(tmp) / "small", Path(tmp) / "large"
+        small.mkdir()
+        large.mkdir()
+        generate(small, 1000, 10, 100)
+        generate(large, 1000, 50, 200)
+        print(f"{'case':<46} {'median wall s':>14}")
+        print(f"{'python -c pass (interpreter start-up)':<46} {cold(['-c', 'pass'], args.repeat):14.3f}")
+        print(f"{'quiver --version':<46} {cold(['-m', 'quiver', '--version'], args.repeat):14.3f}")
+        print(f"{'quiver lint: demo (4 agents, 207 tools)':<46} {cold([*lint, str(demo)], args.repeat):14.3f}")
+        t_small = cold([*lint, str(small)], max(1, args.repeat // 2))
+        print(f"{'quiver lint: 1,000 agents, 1,000 tools':<46} {t_small:14.3f}")
+        t_large = cold([*lint, str(large)], max(1, args.repeat // 2))
+        print(f"{'quiver lint: 1,000 agents, 10,000 tools':<46} {t_large:14.3f}")
+        print(f"growth factor 1,000 -> 10,000 tools: {t_large / t_small:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

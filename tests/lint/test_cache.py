@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from quiver.lint._cache import CACHE_FILE
+from quiver.lint.run import run
+
+
+def test_warm_lint_reuses_tool_check_results_and_gives_the_same_findings(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("QUIVER_NO_CACHE", raising=False)
+    cold = run(demo)
+    assert (demo / CACHE_FILE).is_file()
+    warm = run(demo)
+    assert [f.to_json() for f in warm.findings] == [f.to_json() for f in cold.findings]
+    fresh = demo.parent / "fresh"
+    shutil.copytree(demo, fresh, ignore=shutil.ignore_patterns(".quiver"))
+    assert [f.to_json() for f in run(fresh).findings] == [f.to_json() for f in cold.findings]
+
+
+def test_no_cache_env_leaves_nothing_behind(demo: Path) -> None:
+    run(demo)
+    assert not (demo / CACHE_FILE).exists()
