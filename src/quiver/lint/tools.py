@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from quiver.lint import _tool_annotations, _tool_hosts, _tool_schema
+from quiver.lint._cache import ToolCheckCache
 from quiver.lint._tool_text import shown
 from quiver.lint._tool_words import content_words, display_length, word_count
-from quiver.lint._cache import ToolCheckCache
 from quiver.lint.engine import LintContext
 from quiver.model import Finding, Location, LockedServer, LockedTool
 from quiver.rules import Rule
