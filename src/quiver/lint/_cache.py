@@ -1,7 +1,8 @@
 """A result cache for per-tool checks whose outcome depends only on the tool's definition.
 
 Keyed by server, tool sha256 and quiver's version, stored in `.quiver/cache/` (git-ignored;
-`QUIVER_NO_CACHE=1` stops writing it). A warm `quiver lint` then skips the JSON Schema meta-checks and never imports jsonschema (0.1 s of start-up).
+`QUIVER_NO_CACHE=1` stops writing it). A warm `quiver lint` then skips the JSON Schema meta-checks
+and never imports jsonschema (0.1 s of start-up).
 """
 
 from __future__ import annotations
