@@ -1,0 +1,1 @@
+"""Internals of `quiver.search`: text analysis, vocabulary, query analysis, near-duplicate blocking."""

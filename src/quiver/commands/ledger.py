@@ -1,0 +1,259 @@
+"""`quiver ledger list|show|approve|deny|resolve|export`: read the execution ledger and settle actions.
+
+The ledger is `--ledger PATH`, else `QUIVER_LEDGER_URL` (a path, or `sqlite:///relative.db` /
+`sqlite:////absolute.db`), else `ledger` in the project config (default `.quiver/ledger.db`);
+relative paths are under the project root. `--since` takes an ISO date or time (UTC unless it says
+otherwise) or an age: `90s`, `30m`, `24h`, `7d`.
+
+approve / deny act on `awaiting_approval` actions: approve makes it `validated` (approved), and the
+caller's next call with the same idempotency key dispatches it once; deny ends it `failed_final`.
+resolve settles an `unknown_outcome` action as `succeeded` or `failed_final` after an operator checked
+the target. Each returns the text to print; expected failures raise UsageError / InputError (exit 2).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import anyio
+
+from quiver.errors import InputError, UsageError
+from quiver.jsonout import pretty
+from quiver.runtime.ledger import (
+    JSON,
+    STATES,
+    Action,
+    ActionFilter,
+    LedgerError,
+    StateConflict,
+    UnknownAction,
+    canonical_json,
+    iso_time,
+)
+from quiver.runtime.ledger_sqlite import SqliteLedger
+
+ENV_URL = "QUIVER_LEDGER_URL"
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_T = TypeVar("_T")
+
+
+def ledger_path(root: Path, ledger: str | None, environ: Mapping[str, str]) -> Path:
+    """Where the ledger is: --ledger, else QUIVER_LEDGER_URL, else config `ledger`."""
+    value = ledger or environ.get(ENV_URL)
+    if not value:
+        from quiver.config import load_config
+
+        value = load_config(root).ledger
+    if "://" in value:
+        scheme, _, rest = value.partition("://")
+        if scheme != "sqlite":
+            raise UsageError(f"ledger URL scheme `{scheme}` is not supported", hint="use a path or sqlite:///path.db")
+        value = rest[1:] if rest.startswith("/") else rest  # SQLAlchemy style: sqlite:////abs, sqlite:///rel
+    path = Path(value)
+    return path if path.is_absolute() else root / path
+
+
+def parse_since(text: str, now: float) -> float:
+    """An ISO date/time (UTC unless given) or an age (`30m`, `24h`, `7d`) -> epoch seconds."""
+    match = _AGE.match(text.strip())
+    if match:
+        return now - float(match.group(1)) * _SECONDS[match.group(2)]
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--since `{text}` is neither an ISO date/time nor an age", hint="e.g. 2026-05-01, 24h"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def list_actions(
+    path: Path, *, states: Sequence[str] = (), tools: Sequence[str] = (), since: str | None = None,
+    limit: int | None = None, fmt: str = "text", now: float | None = None,
+) -> str:  # fmt: skip
+    filters = _filters(states, tools, since, limit, now)
+    actions = _with_store(path, lambda store: store.list(filters))
+    if fmt == "json":
+        return pretty([action.to_json() for action in actions])
+    rows = [("ID", "CREATED", "STATE", "TOOL", "ATTEMPTS", "KEY")]
+    rows += [
+        (a.id, iso_time(a.created_at), a.state, f"{a.server}/{a.tool}", str(a.attempts), _short(a.idempotency_key))
+        for a in actions
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def show_action(path: Path, action_id: str, *, fmt: str = "text") -> str:
+    async def read(store: SqliteLedger) -> dict[str, JSON]:
+        action = await store.get(action_id)
+        return {
+            "action": action.to_json(),
+            "attempts": [attempt.to_json() for attempt in await store.attempts(action_id)],
+            "events": [event.to_json() for event in await store.events(action_id)],
+        }
+
+    record = _with_store(path, read)
+    if fmt == "json":
+        return pretty(record)
+    action = record["action"]
+    lines = [f"{name}: {_cell(action[name])}" for name in action if name not in ("arguments", "policy", "result")]
+    lines += [f"arguments: {canonical_json(action['arguments'])}", f"policy: {canonical_json(action['policy'])}"]
+    if action["result"] is not None:
+        lines.append(f"result: {canonical_json(action['result'])}")
+    lines.append("attempt log:")
+    lines += [
+        f"  {a['number']}  {a['started_at']}  {a['duration_ms']} ms  {a['outcome']}"
+        + (f"  {a['error_type']}: {a['error']}" if a["error_type"] else "")
+        for a in record["attempts"]
+    ] or ["  (none)"]
+    lines.append("events:")
+    lines += [
+        f"  {e['seq']}  {e['at']}  {e['from'] or '-'} -> {e['to']}" + (f"  ({e['detail']})" if e["detail"] else "")
+        for e in record["events"]
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def approve(path: Path, action_id: str, *, by: str | None = None, fmt: str = "text", now: float | None = None) -> str:
+    ref = f"cli:{by or _user()}"
+    action = _settle(
+        path, action_id, "awaiting_approval", "validated", now, approval="approved", approval_ref=ref, owner=None
+    )
+    text = (
+        f"approved action {action.id} (`{action.server}/{action.tool}`); it runs when called again with "
+        f"idempotency key `{action.idempotency_key}`\n"
+    )
+    return pretty(action.to_json()) if fmt == "json" else text
+
+
+def deny(path: Path, action_id: str, *, by: str | None = None, fmt: str = "text", now: float | None = None) -> str:
+    ref = f"cli:{by or _user()}"
+    action = _settle(
+        path, action_id, "awaiting_approval", "failed_final", now, approval="declined", approval_ref=ref,
+        error_type="approval_declined", error=f"denied by {ref}",
+    )  # fmt: skip
+    return pretty(action.to_json()) if fmt == "json" else f"denied action {action.id}: it is failed_final\n"
+
+
+def resolve(
+    path: Path, action_id: str, state: str, *, note: str | None = None, by: str | None = None, fmt: str = "text",
+    now: float | None = None,
+) -> str:  # fmt: skip
+    if state not in ("succeeded", "failed_final"):
+        raise UsageError(f"--state must be succeeded or failed_final, not `{state}`")
+    target: Literal["succeeded", "failed_final"] = "succeeded" if state == "succeeded" else "failed_final"
+    who = f"cli:{by or _user()}"
+    summary = f"resolved {state} by {who}" + (f": {note}" if note else "")
+    current = _with_store(path, lambda store: store.get(action_id))
+    text = f"`{current.server}/{current.tool}` {summary} (action {current.id})"
+    result = {
+        "content": [{"type": "text", "text": text}],
+        "isError": state != "succeeded",
+        "_meta": {"io.quiver/action": {"id": current.id, "state": state, "idempotency_key": current.idempotency_key}},
+    }
+    fields: dict[str, JSON] = {"result": canonical_json(result), "error_type": None, "error": None}
+    if state == "failed_final":
+        fields.update(error_type="resolved_by_operator", error=summary)
+    action = _settle(path, action_id, "unknown_outcome", target, now, detail=summary, **fields)
+    return pretty(action.to_json()) if fmt == "json" else f"action {action.id} is now {action.state}\n"
+
+
+def export(
+    path: Path, *, states: Sequence[str] = (), tools: Sequence[str] = (), since: str | None = None,
+    now: float | None = None,
+) -> Iterator[str]:  # fmt: skip
+    """One JSON line per action: the record plus its attempts and events."""
+    filters = _filters(states, tools, since, None, now)
+
+    async def read(store: SqliteLedger) -> list[str]:
+        lines = []
+        for action in await store.list(filters):
+            record = action.to_json()
+            record["attempts"] = [attempt.to_json() for attempt in await store.attempts(action.id)]
+            record["events"] = [event.to_json() for event in await store.events(action.id)]
+            lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+        return lines
+
+    yield from _with_store(path, read)
+
+
+# --- helpers ------------------------------------------------------------------------------------------
+
+
+def _filters(
+    states: Sequence[str], tools: Sequence[str], since: str | None, limit: int | None, now: float | None
+) -> ActionFilter:
+    unknown = [state for state in states if state not in STATES]
+    if unknown:
+        raise UsageError(f"unknown state `{unknown[0]}`", hint=f"use one of {', '.join(STATES)}")
+    moment = None if since is None else parse_since(since, time.time() if now is None else now)
+    return ActionFilter(states=tuple(states), tools=tuple(tools), since=moment, limit=limit)
+
+
+def _settle(
+    path: Path, action_id: str, from_state: Literal["awaiting_approval", "unknown_outcome"],
+    to_state: Literal["validated", "succeeded", "failed_final"], now: float | None, *, detail: str | None = None,
+    **fields: JSON,
+) -> Action:  # fmt: skip
+    at = time.time() if now is None else now
+
+    async def move(store: SqliteLedger) -> Action:
+        try:
+            return await store.transition(action_id, (from_state,), to_state, at=at, detail=detail, **fields)
+        except StateConflict as conflict:
+            raise UsageError(
+                f"action {action_id} is {conflict.action.state}, not {from_state}",
+                hint="see `quiver ledger show ID`",
+            ) from None
+
+    return _with_store(path, move)
+
+
+def _with_store(path: Path, work: Callable[[SqliteLedger], Awaitable[_T]]) -> _T:
+    if not path.is_file():
+        raise InputError(
+            f"no ledger at {path}",
+            hint="`quiver serve` creates it on the first call; or pass --ledger / QUIVER_LEDGER_URL",
+        )
+
+    async def run() -> _T:
+        try:
+            store = SqliteLedger(path)
+        except (LedgerError, sqlite3.DatabaseError) as exc:
+            raise InputError(f"cannot open ledger {path}: {exc}") from None
+        try:
+            return await work(store)
+        except UnknownAction as exc:
+            raise UsageError(str(exc), hint="see `quiver ledger list`") from None
+        finally:
+            store.close()
+
+    return anyio.run(run)
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _short(key: str) -> str:
+    return key if len(key) <= 32 else key[:31] + "…"
+
+
+def _cell(value: JSON) -> str:
+    return "-" if value is None or value == "" else str(value)

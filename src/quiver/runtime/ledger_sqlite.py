@@ -1,0 +1,334 @@
+"""The SQLite ledger store: one file (default `.quiver/ledger.db`) in WAL mode, shared by processes.
+
+Every write is one `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so two writers
+never deadlock on a lock upgrade) and waits up to `busy_timeout_ms` for another process's write.
+`synchronous=NORMAL` (the default) keeps every committed record through a crash of the process, the
+case the ledger exists for (SIGKILL, OOM); `synchronous="FULL"` also keeps it through a power loss at
+the price of an fsync per transaction. The methods are `async` for the store protocol but run the
+statements inline: each is a short local transaction, and a thread hop would cost more than the write.
+
+The SQL is kept portable (no AUTOINCREMENT, no SQLite-only functions; `ON CONFLICT DO NOTHING` and
+`||` exist in PostgreSQL too) for the planned PostgreSQL store. Schema changes bump `SCHEMA_VERSION`
+in the `meta` table; a newer file than this code understands is refused.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+from quiver.runtime.ledger import (
+    JSON,
+    Action,
+    ActionFilter,
+    Attempt,
+    Event,
+    Recovered,
+    SchemaVersionError,
+    State,
+    StateConflict,
+    UnknownAction,
+    check_fields,
+    check_transition,
+    recovery_state,
+)
+
+SCHEMA_VERSION = 1
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
+
+_ACTION_COLUMNS = (
+    "id", "idempotency_key", "session_id", "requester", "call_id", "server", "tool", "tool_sha256", "arguments",
+    "args_sha256", "side_effect", "policy", "state", "created_at", "updated_at", "attempts", "approval",
+    "approval_ref", "result", "error_type", "error", "owner",
+)  # fmt: skip
+_SELECT = f"SELECT {', '.join(_ACTION_COLUMNS)} FROM actions"
+_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE actions (
+        id TEXT PRIMARY KEY,
+        idempotency_key TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        call_id TEXT,
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        tool_sha256 TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        args_sha256 TEXT NOT NULL,
+        side_effect TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        approval TEXT,
+        approval_ref TEXT,
+        result TEXT,
+        error_type TEXT,
+        error TEXT,
+        owner TEXT
+    )""",
+    "CREATE INDEX actions_state ON actions (state)",
+    "CREATE INDEX actions_created ON actions (created_at)",
+    """CREATE TABLE events (
+        action_id TEXT NOT NULL REFERENCES actions (id),
+        seq INTEGER NOT NULL,
+        at DOUBLE PRECISION NOT NULL,
+        from_state TEXT,
+        to_state TEXT NOT NULL,
+        detail TEXT,
+        PRIMARY KEY (action_id, seq)
+    )""",
+    """CREATE TABLE attempts (
+        action_id TEXT NOT NULL REFERENCES actions (id),
+        number INTEGER NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL,
+        ended_at DOUBLE PRECISION NOT NULL,
+        outcome TEXT NOT NULL,
+        error_type TEXT,
+        error TEXT,
+        PRIMARY KEY (action_id, number)
+    )""",
+)
+
+
+class SqliteLedger:
+    """`LedgerStore` on one SQLite file. Safe across processes, and across threads sharing an instance."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+    ) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @property
+    def journal_mode(self) -> str:
+        with self._lock:
+            return str(self._conn.execute("PRAGMA journal_mode").fetchone()[0])
+
+    def schema_version(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0])
+
+    # --- the LedgerStore protocol -------------------------------------------------------------------
+
+    async def create_action(self, action: Action) -> tuple[Action, bool]:
+        if action.state != "proposed":
+            raise ValueError(f"a new action starts as proposed, not {action.state}")
+        values = tuple(getattr(action, column) for column in _ACTION_COLUMNS)
+        with self._write() as db:
+            inserted = db.execute(
+                f"INSERT INTO actions ({', '.join(_ACTION_COLUMNS)}) VALUES ({', '.join('?' * len(values))})"
+                " ON CONFLICT (idempotency_key) DO NOTHING",
+                values,
+            ).rowcount
+            if inserted:
+                db.execute(
+                    "INSERT INTO events (action_id, seq, at, from_state, to_state, detail)"
+                    " VALUES (?, 1, ?, NULL, ?, NULL)",
+                    (action.id, action.created_at, action.state),
+                )
+                return action, True
+            row = db.execute(f"{_SELECT} WHERE idempotency_key = ?", (action.idempotency_key,)).fetchone()
+            return _action(row), False
+
+    async def transition(
+        self,
+        action_id: str,
+        from_states: Sequence[State],
+        to_state: State,
+        *,
+        at: float,
+        detail: str | None = None,
+        attempt: Attempt | None = None,
+        **fields: JSON,
+    ) -> Action:
+        if not from_states:
+            raise ValueError("from_states is empty")
+        for from_state in from_states:
+            check_transition(from_state, to_state)
+        check_fields(fields)
+        with self._write() as db:
+            return self._transition(
+                db, action_id, from_states, to_state, at=at, detail=detail, fields=fields, attempt=attempt
+            )
+
+    async def record_attempt(self, attempt: Attempt) -> None:
+        with self._write() as db:
+            self._insert_attempt(db, attempt)
+
+    async def get(self, action_id: str) -> Action:
+        with self._lock:
+            row = self._conn.execute(f"{_SELECT} WHERE id = ?", (action_id,)).fetchone()
+        if row is None:
+            raise UnknownAction(action_id)
+        return _action(row)
+
+    async def find_by_key(self, idempotency_key: str) -> Action | None:
+        with self._lock:
+            row = self._conn.execute(f"{_SELECT} WHERE idempotency_key = ?", (idempotency_key,)).fetchone()
+        return None if row is None else _action(row)
+
+    async def list(self, filters: ActionFilter | None = None) -> builtins.list[Action]:
+        filters = filters or ActionFilter()
+        where: builtins.list[str] = []
+        params: builtins.list[JSON] = []
+        if filters.states:
+            where.append(f"state IN ({', '.join('?' * len(filters.states))})")
+            params += filters.states
+        if filters.tools:
+            where.append("(" + " OR ".join("tool = ? OR server || '/' || tool = ?" for _ in filters.tools) + ")")
+            params += [value for tool in filters.tools for value in (tool, tool)]
+        if filters.since is not None:
+            where.append("created_at >= ?")
+            params.append(filters.since)
+        sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created_at, id"
+        if filters.limit is not None:
+            sql += " LIMIT ?"
+            params.append(filters.limit)
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
+        return [_action(row) for row in rows]
+
+    async def events(self, action_id: str) -> builtins.list[Event]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT action_id, seq, at, from_state, to_state, detail FROM events WHERE action_id = ? ORDER BY seq",
+                (action_id,),
+            ).fetchall()
+        return [Event(*row) for row in rows]
+
+    async def attempts(self, action_id: str) -> builtins.list[Attempt]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT action_id, number, started_at, ended_at, outcome, error_type, error FROM attempts"
+                " WHERE action_id = ? ORDER BY number",
+                (action_id,),
+            ).fetchall()
+        return [Attempt(*row) for row in rows]
+
+    async def recover_dispatching(self, now: float, *, is_orphan: Callable[[Action], bool]) -> builtins.list[Recovered]:
+        candidates = await self.list(ActionFilter(states=("proposed", "validated", "dispatching", "failed_retryable")))
+        recovered: builtins.list[Recovered] = []
+        for action in candidates:
+            plan = recovery_state(action)
+            if plan == "skip" or not is_orphan(action):
+                continue
+            detail = "recovery: the executor that owned this action stopped"
+            error = (
+                "the gateway stopped while the request was in flight; it may or may not have taken effect"
+                if plan == "unknown_outcome"
+                else "the gateway stopped before the action completed"
+            )
+            try:
+                with self._write() as db:
+                    moved = self._transition(
+                        db, action.id, (action.state,), plan, at=now, detail=detail,
+                        fields={"error_type": "gateway_stopped", "error": error},
+                    )  # fmt: skip
+            except StateConflict:
+                continue  # its executor (or another recovery) moved it meanwhile
+            recovered.append(Recovered(moved, action.state))
+        return recovered
+
+    # --- internals ----------------------------------------------------------------------------------
+
+    def _transition(
+        self,
+        db: sqlite3.Connection,
+        action_id: str,
+        from_states: Sequence[State],
+        to_state: State,
+        *,
+        at: float,
+        detail: str | None,
+        fields: Mapping[str, JSON],
+        attempt: Attempt | None = None,
+    ) -> Action:
+        names = sorted(fields)
+        sets = ", ".join(["state = ?", "updated_at = ?", *(f"{name} = ?" for name in names)])
+        marks = ", ".join("?" * len(from_states))
+        row = db.execute(f"{_SELECT} WHERE id = ?", (action_id,)).fetchone()
+        if row is None:
+            raise UnknownAction(action_id)
+        current = _action(row)
+        if current.state not in from_states:
+            raise StateConflict(current, from_states)
+        updated = db.execute(
+            f"UPDATE actions SET {sets} WHERE id = ? AND state IN ({marks})",
+            (to_state, at, *(fields[name] for name in names), action_id, *from_states),
+        ).rowcount
+        if not updated:  # only possible where the read above is not under the write lock (PostgreSQL)
+            raise StateConflict(_action(db.execute(f"{_SELECT} WHERE id = ?", (action_id,)).fetchone()), from_states)
+        db.execute(
+            "INSERT INTO events (action_id, seq, at, from_state, to_state, detail)"
+            " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM events WHERE action_id = ?",
+            (action_id, at, current.state, to_state, detail, action_id),
+        )
+        if attempt is not None:
+            self._insert_attempt(db, attempt)
+        return replace(current, state=to_state, updated_at=at, **fields)
+
+    @staticmethod
+    def _insert_attempt(db: sqlite3.Connection, attempt: Attempt) -> None:
+        db.execute(
+            "INSERT INTO attempts (action_id, number, started_at, ended_at, outcome, error_type, error)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (attempt.action_id, attempt.number, attempt.started_at, attempt.ended_at, attempt.outcome,
+             attempt.error_type, attempt.error),
+        )  # fmt: skip
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        with self._write() as db:
+            exists = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+            if exists is None:
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                return
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"ledger {self.path} has schema version {version}; this quiver reads up to {SCHEMA_VERSION}"
+                )
+
+
+def _action(row: Sequence[JSON]) -> Action:
+    return Action(**dict(zip(_ACTION_COLUMNS, row, strict=True)))

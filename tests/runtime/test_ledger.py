@@ -1,0 +1,275 @@
+"""The ledger: state machine, SQLite store (WAL, schema version, atomic key claim), recovery of orphans."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from quiver.runtime.ledger import (
+    STATES,
+    TERMINAL,
+    TRANSITIONS,
+    Action,
+    ActionFilter,
+    Attempt,
+    InvalidTransition,
+    SchemaVersionError,
+    State,
+    StateConflict,
+    UnknownAction,
+    canonical_json,
+    check_transition,
+    new_action_id,
+    sha256_text,
+)
+from quiver.runtime.ledger_sqlite import SCHEMA_VERSION, SqliteLedger
+
+T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+LEGAL = sorted((a, b) for a in STATES for b in TRANSITIONS[a])
+ILLEGAL = sorted((a, b) for a in STATES for b in STATES if b not in TRANSITIONS[a])
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteLedger]:
+    ledger = SqliteLedger(tmp_path / ".quiver" / "ledger.db")
+    yield ledger
+    ledger.close()
+
+
+def make_action(
+    key: str | None = None, *, tool: str = "counter_increment", side_effect: str = "irreversible_write", at: float = T0,
+    arguments: dict[str, object] | None = None,
+) -> Action:  # fmt: skip
+    action_id = new_action_id(at)
+    args = canonical_json(arguments if arguments is not None else {"amount": 1})
+    return Action(
+        id=action_id, idempotency_key=key or action_id, session_id="s1", requester="model", call_id="7", server="calc",
+        tool=tool, tool_sha256="0" * 64, arguments=args, args_sha256=sha256_text(args), side_effect=side_effect,
+        policy=canonical_json({"side_effect": side_effect}), state="proposed", created_at=at, updated_at=at,
+        owner="elsewhere/1/x",
+    )  # fmt: skip
+
+
+async def walk(store: SqliteLedger, action: Action, *states: State) -> Action:
+    for state in states:
+        action = await store.transition(action.id, (action.state,), state, at=T0 + 1)
+    return action
+
+
+def test_terminal_states_have_no_way_out_and_every_other_state_has_one() -> None:
+    assert {state for state in STATES if not TRANSITIONS[state]} == set(TERMINAL)
+    assert set(TRANSITIONS) == set(STATES)
+
+
+@pytest.mark.parametrize(("from_state", "to_state"), ILLEGAL)
+def test_every_illegal_transition_raises(from_state: str, to_state: str) -> None:
+    with pytest.raises(InvalidTransition):
+        check_transition(from_state, to_state)
+
+
+@pytest.mark.parametrize(("from_state", "to_state"), LEGAL)
+def test_every_legal_transition_passes(from_state: str, to_state: str) -> None:
+    check_transition(from_state, to_state)
+
+
+def test_unknown_states_are_illegal() -> None:
+    with pytest.raises(InvalidTransition):
+        check_transition("done", "succeeded")
+    with pytest.raises(InvalidTransition):
+        check_transition("proposed", "done")
+
+
+@pytest.mark.anyio
+async def test_the_store_refuses_an_illegal_transition_and_leaves_the_record_unchanged(store: SqliteLedger) -> None:
+    action, _ = await store.create_action(make_action())
+    with pytest.raises(InvalidTransition):
+        await store.transition(action.id, ("proposed",), "succeeded", at=T0)
+    assert (await store.get(action.id)).state == "proposed"
+    assert len(await store.events(action.id)) == 1
+
+
+@pytest.mark.anyio
+async def test_a_transition_from_a_state_the_action_has_left_is_a_conflict(store: SqliteLedger) -> None:
+    action, _ = await store.create_action(make_action())
+    await walk(store, action, "validated", "dispatching")
+    with pytest.raises(StateConflict) as caught:
+        await store.transition(action.id, ("validated",), "dispatching", at=T0)
+    assert caught.value.action.state == "dispatching"
+
+
+@pytest.mark.anyio
+async def test_transitions_append_numbered_events_and_set_fields(store: SqliteLedger) -> None:
+    action, created = await store.create_action(make_action("k1"))
+    assert created
+    action = await walk(store, action, "validated", "dispatching")
+    action = await store.transition(
+        action.id, ("dispatching",), "succeeded", at=T0 + 2, detail="done", result='{"isError":false}', attempts=1
+    )
+    assert (action.state, action.attempts, action.result, action.updated_at) == (
+        "succeeded", 1, '{"isError":false}', T0 + 2,
+    )  # fmt: skip
+    events = await store.events(action.id)
+    assert [(e.seq, e.from_state, e.to_state) for e in events] == [
+        (1, None, "proposed"), (2, "proposed", "validated"), (3, "validated", "dispatching"),
+        (4, "dispatching", "succeeded"),
+    ]  # fmt: skip
+    assert events[-1].detail == "done"
+
+
+@pytest.mark.anyio
+async def test_a_transition_may_only_set_known_fields(store: SqliteLedger) -> None:
+    action, _ = await store.create_action(make_action())
+    with pytest.raises(ValueError, match="unknown action field"):
+        await store.transition(action.id, ("proposed",), "validated", at=T0, state="succeeded")
+    with pytest.raises(ValueError, match="approval"):
+        await store.transition(action.id, ("proposed",), "validated", at=T0, approval="maybe")
+
+
+@pytest.mark.anyio
+async def test_an_unknown_action_id_raises(store: SqliteLedger) -> None:
+    with pytest.raises(UnknownAction):
+        await store.get("nope")
+    with pytest.raises(UnknownAction):
+        await store.transition("nope", ("proposed",), "validated", at=T0)
+
+
+@pytest.mark.anyio
+async def test_creating_an_action_with_a_taken_key_returns_the_existing_action(store: SqliteLedger) -> None:
+    first, created = await store.create_action(make_action("k1"))
+    second, created_again = await store.create_action(make_action("k1", arguments={"amount": 2}))
+    assert created and not created_again
+    assert second == first
+    assert await store.find_by_key("k1") == first
+    assert await store.find_by_key("k2") is None
+
+
+@pytest.mark.anyio
+async def test_attempts_are_recorded_in_order(store: SqliteLedger) -> None:
+    action, _ = await store.create_action(make_action())
+    await store.record_attempt(Attempt(action.id, 1, T0, T0 + 0.5, "error", "UpstreamTimeout", "slow"))
+    await store.record_attempt(Attempt(action.id, 2, T0 + 1, T0 + 1.25, "ok"))
+    attempts = await store.attempts(action.id)
+    assert [(a.number, a.outcome, a.error_type) for a in attempts] == [(1, "error", "UpstreamTimeout"), (2, "ok", None)]
+    assert attempts[1].to_json()["duration_ms"] == 250.0
+
+
+@pytest.mark.anyio
+async def test_list_filters_by_state_tool_and_since_oldest_first(store: SqliteLedger) -> None:
+    a, _ = await store.create_action(make_action(tool="add", at=T0))
+    b, _ = await store.create_action(make_action(tool="counter_increment", at=T0 + 60))
+    c, _ = await store.create_action(make_action(tool="add", at=T0 + 120))
+    await walk(store, c, "validated")
+    assert [x.id for x in await store.list()] == [a.id, b.id, c.id]
+    assert [x.id for x in await store.list(ActionFilter(states=("validated",)))] == [c.id]
+    assert [x.id for x in await store.list(ActionFilter(tools=("add",)))] == [a.id, c.id]
+    assert [x.id for x in await store.list(ActionFilter(tools=("calc/counter_increment",)))] == [b.id]
+    assert [x.id for x in await store.list(ActionFilter(since=T0 + 60))] == [b.id, c.id]
+    assert [x.id for x in await store.list(ActionFilter(limit=1))] == [a.id]
+
+
+def test_the_file_is_in_wal_mode_with_a_busy_timeout_and_a_schema_version(store: SqliteLedger) -> None:
+    assert store.journal_mode == "wal"
+    assert store.schema_version() == SCHEMA_VERSION
+    with sqlite3.connect(store.path) as raw:
+        assert raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_reopening_an_existing_ledger_keeps_its_records(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    first = SqliteLedger(path)
+    action, _ = anyio.run(first.create_action, make_action("k"))
+    first.close()
+    again = SqliteLedger(path)
+    try:
+        assert anyio.run(again.get, action.id) == action
+    finally:
+        again.close()
+
+
+def test_a_ledger_from_a_newer_quiver_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    SqliteLedger(path).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(SchemaVersionError):
+        SqliteLedger(path)
+
+
+def test_action_ids_are_26_crockford_characters_that_sort_by_time() -> None:
+    ids = [new_action_id(T0 + i * 0.001) for i in range(50)]
+    assert all(len(i) == 26 and set(i) <= set("0123456789ABCDEFGHJKMNPQRSTVWXYZ") for i in ids)
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_canonical_json_sorts_keys_and_keeps_unicode() -> None:
+    assert canonical_json({"b": 1, "a": {"y": [1, "é"], "x": None}}) == '{"a":{"x":null,"y":[1,"é"]},"b":1}'
+    with pytest.raises(ValueError):
+        canonical_json({"x": float("nan")})
+
+
+def test_eight_connections_opening_a_new_file_and_racing_for_one_key_create_exactly_one_action(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"  # created by the racers themselves: the schema set-up races too
+    results: list[tuple[str, bool]] = []
+    barrier = threading.Barrier(8)
+    lock = threading.Lock()
+
+    def claim(n: int) -> None:
+        barrier.wait(timeout=10)
+        ledger = SqliteLedger(path)
+        try:
+            action, created = anyio.run(ledger.create_action, make_action("shared", arguments={"n": n}))
+            with lock:
+                results.append((action.id, created))
+        finally:
+            ledger.close()
+
+    threads = [threading.Thread(target=claim, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(results) == 8
+    assert sum(created for _, created in results) == 1
+    assert len({action_id for action_id, _ in results}) == 1
+
+
+@pytest.mark.anyio
+async def test_recovery_settles_only_the_orphans_of_dead_executors(store: SqliteLedger) -> None:
+    write, _ = await store.create_action(make_action(at=T0))
+    write = await walk(store, write, "validated", "dispatching")
+    read, _ = await store.create_action(make_action(tool="add", side_effect="read_only", at=T0 + 1))
+    read = await walk(store, read, "validated", "dispatching")
+    retrying, _ = await store.create_action(make_action(at=T0 + 2))
+    retrying = await walk(store, retrying, "validated", "dispatching", "failed_retryable")
+    fresh, _ = await store.create_action(make_action(at=T0 + 3))
+    approved, _ = await store.create_action(make_action(at=T0 + 4))
+    approved = await walk(store, approved, "validated", "awaiting_approval")
+    approved = await store.transition(approved.id, ("awaiting_approval",), "validated", at=T0, approval="approved")
+    waiting, _ = await store.create_action(make_action(at=T0 + 5))
+    waiting = await walk(store, waiting, "validated", "awaiting_approval")
+    alive, _ = await store.create_action(make_action(at=T0 + 6))
+    alive = await walk(store, alive, "validated", "dispatching")
+
+    recovered = await store.recover_dispatching(T0 + 100, is_orphan=lambda action: action.id != alive.id)
+
+    moved = {r.action.id: (r.from_state, r.action.state) for r in recovered}
+    assert moved == {
+        write.id: ("dispatching", "unknown_outcome"),
+        read.id: ("dispatching", "failed_final"),
+        retrying.id: ("failed_retryable", "unknown_outcome"),
+        fresh.id: ("proposed", "failed_final"),
+    }
+    assert (await store.get(write.id)).error_type == "gateway_stopped"
+    for untouched, state in ((approved, "validated"), (waiting, "awaiting_approval"), (alive, "dispatching")):
+        assert (await store.get(untouched.id)).state == state
