@@ -283,6 +283,42 @@ def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
     click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
 
 
+@cli.command("serve")
+@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--http",
+    "http",
+    default=None,
+    metavar="[HOST:]PORT",
+    help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (host: 127.0.0.1; port 0: any).",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="Bearer token HTTP clients must send; required with --http (default: $QUIVER_TOKEN, preferred).",
+)
+@click.option(
+    "--startup-timeout",
+    type=float,
+    default=None,
+    help="Seconds an upstream server may take to start (default: its timeout_ms, else 30).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+    help="Level of quiver's own log on stderr.",
+)
+def serve_command(
+    manifest: Path, http: str | None, token: str | None, startup_timeout: float | None, log_level: str
+) -> None:
+    """Serve MANIFEST (from `quiver compile`) as an MCP gateway: stdio by default, or streamable HTTP."""
+    from quiver.commands.serve import run
+
+    sys.exit(run(manifest, http=http, token=token, startup_timeout_s=startup_timeout, log_level=log_level))
+
+
 _LEDGER_STATES = click.Choice(
     ["proposed", "validated", "awaiting_approval", "dispatching", "succeeded", "failed_retryable", "failed_final",
      "unknown_outcome"]

@@ -1,0 +1,96 @@
+"""`quiver serve MANIFEST`: the MCP gateway of one compiled manifest, over stdio or streamable HTTP.
+
+`mcp` is imported only once a gateway is about to run (it costs about a second), never by `quiver --help`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from quiver.errors import UsageError
+
+if TYPE_CHECKING:
+    from quiver.runtime.protocol import Executor
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+DEFAULT_HOST = "127.0.0.1"
+TOKEN_ENV = "QUIVER_TOKEN"
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """`PORT`, `HOST:PORT` or `[IPV6]:PORT` -> (host, port); the host defaults to 127.0.0.1."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep:
+        host, port_text = DEFAULT_HOST, value
+    host = host.strip("[]") or DEFAULT_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise UsageError(
+            f"--http `{value}` is not HOST:PORT", hint="for example --http 127.0.0.1:8765; port 0 picks a free port"
+        )
+    return host, port
+
+
+def resolve_token(token: str | None, environ: dict[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    value = (token if token is not None else env.get(TOKEN_ENV, "")).strip()
+    if not value:
+        raise UsageError(
+            "serving over HTTP needs a bearer token",
+            hint=f"set {TOKEN_ENV}, or pass --token; the variable stays out of the process list",
+        )
+    return value
+
+
+def configure_logging(level: str) -> None:
+    """Everything to stderr: in stdio mode stdout is the protocol."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("quiver serve: %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("quiver").setLevel(level.upper())
+
+
+def run(
+    manifest_path: Path | str,
+    *,
+    http: str | None = None,
+    token: str | None = None,
+    startup_timeout_s: float | None = None,
+    log_level: str = "info",
+    executor: Executor | None = None,
+) -> int:
+    """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code.
+
+    `executor` runs every permitted call (default: `DirectExecutor`, no ledger).
+    """
+    from quiver.runtime._manifest import load_manifest
+
+    manifest = load_manifest(manifest_path)
+    address = parse_address(http) if http is not None else None
+    bearer = resolve_token(token) if address is not None else None
+    if startup_timeout_s is not None and startup_timeout_s <= 0:
+        raise UsageError("--startup-timeout must be positive")
+    configure_logging(log_level)
+
+    import anyio
+
+    from quiver.runtime.gateway import Gateway
+    from quiver.runtime.serve import serve_http, serve_stdio, write_ready
+
+    gateway = Gateway(manifest, executor=executor, startup_timeout_s=startup_timeout_s)
+    if address is None:
+        anyio.run(serve_stdio, gateway)
+    else:
+        assert bearer is not None
+        anyio.run(partial(serve_http, gateway, address[0], address[1], bearer, ready=write_ready))
+    return 0

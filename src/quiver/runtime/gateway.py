@@ -1,0 +1,425 @@
+"""The MCP gateway of one manifest: exposes the agent's tools, enforces the manifest, hands calls to an executor.
+
+Built on the SDK's low-level `Server`, so tools/list is computed per session: the preloaded tools under
+their model-facing names (schemas from the manifest), the meta-tools while anything is deferred, and
+the deferred tools the session loaded (by search or describe_tool). A load announces
+`notifications/tools/list_changed`: on a handshake-era (2025-11-25) connection on the request's own
+channel; on a 2026-07-28 connection through `subscriptions/listen` streams, the only place that era
+delivers change notifications (the gateway serves `subscriptions/listen`, which is how that era
+advertises `tools.listChanged`).
+
+Every call passes, in order: the allow-list (only tools in the manifest, the agent's resolved set,
+whether preloaded or deferred; anything else is refused and logged), argument validation against the
+pinned inputSchema (nothing is started or sent for invalid arguments), the pin check (the upstream's
+current definition is hashed before the tool's first call on a connection; a mismatch is refused naming
+what changed), then `Executor.execute(CallRequest, dispatch)`. Every failure becomes an `isError`
+result; nothing a client or an upstream does crashes the gateway.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+import jsonschema
+import mcp.types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import HandlerResult
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from quiver import __version__
+from quiver.errors import InputError
+from quiver.metatools import META_TOOL_NAMES, META_TOOLS
+from quiver.model import JSON
+from quiver.runtime._diff import describe_changes
+from quiver.runtime._manifest import Manifest, ManifestTool, one_line
+from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
+from quiver.runtime.session import GatewaySession, SessionScope
+from quiver.runtime.upstream import PinCheck, UpstreamManager
+from quiver.suggest import did_you_mean
+
+__all__ = ["Gateway", "GatewayScope"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SEARCH_LIMIT = 5
+_SESSION_HEADER = "mcp-session-id"
+_DROPPED_META = ("progressToken", "progress_token")
+
+
+@dataclass(eq=False)
+class GatewayScope:
+    """The lifespan state of one serving scope: its sessions and its 2026-era change-notification bus."""
+
+    sessions: SessionScope
+    bus: InMemorySubscriptionBus
+    listen: ListenHandler
+
+
+class _GatewayServer(Server[GatewayScope]):
+    """The low-level server, advertising `tools.listChanged` to handshake-era clients on every transport.
+
+    The SDK's in-memory transport and streamable-HTTP manager call `create_initialization_options()`
+    without arguments; the default here turns the flag on for them too.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
+class Gateway:
+    """One manifest served as an MCP server. `async with Gateway(manifest) as gw:` then serve `gw.server`."""
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        *,
+        executor: Executor | None = None,
+        upstreams: UpstreamManager | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        startup_timeout_s: float | None = None,
+        errlog: TextIO | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self.executor: Executor = executor or DirectExecutor()
+        self.upstreams = upstreams or UpstreamManager(
+            manifest.servers.values(), environ=environ, cwd=cwd, startup_timeout_s=startup_timeout_s, errlog=errlog
+        )
+        self._tools = {t.exposed: _tool_object(t) for t in manifest.tools}  # fails fast on a broken manifest
+        self._meta_tools = [types.Tool.model_validate(t) for t in META_TOOLS] if manifest.meta_tools_active else []
+        self._meta_schemas = {str(t["name"]): t["inputSchema"] for t in META_TOOLS}
+        self._validators: dict[str, Any] = {}
+        self._index: Any = None
+        self.server = self._build_server()
+
+    async def __aenter__(self) -> Gateway:
+        await self.upstreams.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.upstreams.__aexit__(exc_type, exc, tb)
+
+    def _build_server(self) -> _GatewayServer:
+        server = _GatewayServer(
+            "quiver",
+            version=__version__,
+            title=f"quiver gateway: {self.manifest.agent_name}",
+            instructions=self.manifest.instructions(),
+            lifespan=self._lifespan,
+            get_tool_input_schema=self._input_schema_of,
+            on_list_tools=self._on_list_tools,
+            on_subscriptions_listen=self._on_listen,
+        )
+        # Registered directly: the handler returns the upstream's wire result as a dict, not a model.
+        server.add_request_handler("tools/call", types.CallToolRequestParams, self._on_call_tool)
+        return server
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server[GatewayScope]) -> AsyncIterator[GatewayScope]:
+        bus = InMemorySubscriptionBus()
+        scope = GatewayScope(SessionScope(), bus, ListenHandler(bus))
+        try:
+            yield scope
+        finally:
+            scope.listen.close()
+            for session in scope.sessions.sessions():
+                if session.stats.calls or session.stats.refused or session.stats.discovery_steps:
+                    logger.info("session %s: %s", session.id[:12], session.stats.summary())
+
+    # ----------------------------------------------------------------- handlers
+
+    async def _on_listen(
+        self, ctx: ServerRequestContext[GatewayScope, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        return await ctx.lifespan_context.listen(ctx, params)
+
+    async def _on_list_tools(
+        self, ctx: ServerRequestContext[GatewayScope, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.exposed_tools(self._session(ctx)))
+
+    async def _on_call_tool(
+        self, ctx: ServerRequestContext[GatewayScope, Any], params: types.CallToolRequestParams
+    ) -> HandlerResult:
+        session = self._session(ctx)
+        try:
+            result = await self._call(ctx, session, params.name, dict(params.arguments or {}))
+        except Exception:
+            logger.exception("internal error while handling a call of `%s`", params.name)
+            result = _error(f"quiver gateway: internal error while handling `{params.name}`; see the gateway log")
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
+            result = {**result, "resultType": "complete"}
+        return result
+
+    # ----------------------------------------------------------------- exposure
+
+    def exposed_tools(self, session: GatewaySession) -> list[types.Tool]:
+        """tools/list for `session`: preloaded, then the meta-tools, then the tools it loaded."""
+        tools = [self._tools[t.exposed] for t in self.manifest.preloaded]
+        tools += self._meta_tools
+        tools += [self._tools[name] for name in session.loaded]
+        return tools
+
+    def _input_schema_of(self, name: str) -> Mapping[str, Any] | None:
+        tool = self.manifest.by_exposed.get(name)
+        if tool is not None:
+            return tool.input_schema
+        schema = self._meta_schemas.get(name) if self._meta_tools else None
+        return schema if isinstance(schema, Mapping) else None
+
+    def _session(self, ctx: ServerRequestContext[GatewayScope, Any]) -> GatewaySession:
+        key = None
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            headers = getattr(ctx.request, "headers", None)
+            if headers is not None:
+                key = headers.get(_SESSION_HEADER)
+        return ctx.lifespan_context.sessions.get(key)
+
+    async def _tools_changed(self, ctx: ServerRequestContext[GatewayScope, Any], added: list[str]) -> None:
+        logger.info("session tools joined the exposed list: %s", ", ".join(added))
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await ctx.lifespan_context.bus.publish(ToolsListChanged())
+        else:
+            await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)
+
+    # ----------------------------------------------------------------- calls
+
+    async def _call(
+        self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, name: str, args: dict[str, JSON]
+    ) -> dict[str, JSON]:
+        if self._meta_tools and name in META_TOOL_NAMES:
+            return await self._meta(ctx, session, name, args)
+        tool = self.manifest.by_exposed.get(name)
+        if tool is None:
+            known = [*self.manifest.by_exposed, *(META_TOOL_NAMES if self._meta_tools else ())]
+            return self._refuse(session, name, f"`{name}` is not a tool of agent `{self.manifest.agent_id}`", known)
+        return await self._invoke(ctx, session, tool, args, None)
+
+    def _refuse(
+        self, session: GatewaySession, target: str, reason: str, known: list[str] | None = None
+    ) -> dict[str, JSON]:
+        session.stats.refused += 1
+        logger.warning("refused `%s` (session %s): %s", target, session.id[:12], reason)
+        hint = did_you_mean(target, known, "") if known else ""
+        rule = "only the agent's resolved tools (its manifest) are callable"
+        return _error(f"refused: {reason}; {rule}.{' ' + hint if hint else ''}")
+
+    async def _invoke(
+        self,
+        ctx: ServerRequestContext[GatewayScope, Any],
+        session: GatewaySession,
+        tool: ManifestTool,
+        args: dict[str, JSON],
+        idempotency_key: str | None,
+    ) -> dict[str, JSON]:
+        session.stats.calls += 1
+        problem = self._validate(tool.exposed, tool.input_schema, args)
+        if problem is not None:
+            session.stats.invalid_arguments += 1
+            logger.info("invalid arguments for `%s` (session %s): %s", tool.exposed, session.id[:12], problem)
+            return _error(f"invalid arguments for `{tool.exposed}` (nothing was sent to `{tool.server}`): {problem}")
+        try:
+            check = await self.upstreams.check_pin(tool.server, tool.name, tool.sha256)
+        except UpstreamError as exc:
+            logger.warning("cannot call `%s`: %s", tool.exposed, exc)
+            return _error(f"`{tool.server}` is unavailable: {exc}")
+        if not check.matches:
+            session.stats.schema_mismatches += 1
+            text = self._mismatch(tool, check)
+            logger.warning("refused `%s/%s` (session %s): %s", tool.server, tool.name, session.id[:12], text)
+            return _error(text)
+        request = CallRequest(
+            server=tool.server,
+            tool=tool.name,
+            arguments=args,
+            tool_sha256=tool.sha256,
+            policy=tool.policy,
+            session_id=session.id,
+            idempotency_key=idempotency_key,
+            call_id=str(ctx.request_id) if ctx.request_id is not None else None,
+            meta=_forward_meta(ctx.meta),
+        )
+        try:
+            outcome = await self.executor.execute(request, self.upstreams.dispatch)
+        except UpstreamError as exc:  # an executor that lets dispatch errors through
+            return _error(f"upstream failed: {exc}")
+        result = dict(outcome.result)
+        if not result.get("isError"):
+            session.stats.record_success()
+        return result
+
+    def _mismatch(self, tool: ManifestTool, check: PinCheck) -> str:
+        head = (
+            f"schema mismatch: `{tool.server}/{tool.name}` is no longer what the manifest pinned, so it was not called"
+        )
+        if check.current is None:
+            what = f"the server no longer serves `{tool.name}`"
+        else:
+            what = "; ".join(describe_changes(dict(tool.definition), dict(check.current)))
+            what += f" (pinned sha256 {tool.sha256[:12]}, upstream {str(check.current_sha256)[:12]})"
+        return f"{head}: {what}. Review the change with `quiver snapshot --check`, re-snapshot and recompile."
+
+    def _validate(self, key: str, schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+        validator = self._validators.get(key)
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+            try:
+                cls.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                return f"the pinned inputSchema is not a valid JSON Schema ({exc.message})"
+            validator = self._validators[key] = cls(schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+        if error is None:
+            return None
+        path = "/".join(str(p) for p in error.absolute_path)
+        return f"{error.message}{f' (at `{path}`)' if path else ''}"
+
+    # ----------------------------------------------------------------- meta-tools
+
+    async def _meta(
+        self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, name: str, args: dict[str, JSON]
+    ) -> dict[str, JSON]:
+        problem = self._validate(name, self._meta_schemas[name], args)
+        if problem is not None:
+            session.stats.invalid_arguments += 1
+            return _error(f"invalid arguments for `{name}`: {problem}")
+        if name == "call_tool":
+            found = self._lookup(session, str(args["server"]), str(args["tool"]))
+            if isinstance(found, dict):
+                return found
+            arguments = args.get("arguments") or {}
+            key = args.get("idempotency_key")
+            return await self._invoke(ctx, session, found, dict(arguments), str(key) if key is not None else None)
+        session.stats.discovery_steps += 1
+        if name == "search_tools":
+            return await self._search(ctx, session, str(args["query"]), int(args.get("limit", DEFAULT_SEARCH_LIMIT)))
+        if name == "list_servers":
+            servers = [
+                {"name": s.name, "description": s.description, "tools": len(self.manifest.server_tools(s.name))}
+                for s in self.manifest.servers.values()
+                if self.manifest.server_tools(s.name)
+            ]
+            return _json_result({"servers": servers})
+        if name == "list_tools":
+            server = str(args["server"])
+            tools = self.manifest.server_tools(server)
+            if not tools:
+                return self._unknown_server(server)
+            listed = [{"tool": t.name, "description": one_line(t.description)} for t in tools]
+            return _json_result({"server": server, "tools": listed})
+        # describe_tool
+        found = self._lookup(session, str(args["server"]), str(args["tool"]))
+        if isinstance(found, dict):
+            return found
+        await self._load(ctx, session, [found])
+        described: dict[str, JSON] = {
+            "name": found.exposed,
+            "server": found.server,
+            "tool": found.name,
+            "description": found.description,
+            "inputSchema": found.input_schema,
+        }
+        for key in ("outputSchema", "annotations"):
+            if key in found.definition:
+                described[key] = found.definition[key]
+        return _json_result(described)
+
+    async def _search(
+        self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, query: str, limit: int
+    ) -> dict[str, JSON]:
+        hits = self._search_index().search(query, limit)
+        found = [self.manifest.by_key[(h.server, h.tool)] for h in hits if (h.server, h.tool) in self.manifest.by_key]
+        await self._load(ctx, session, found)
+        tools = [
+            {"name": t.exposed, "server": t.server, "tool": t.name, "description": one_line(t.description)}
+            for t in found
+        ]
+        payload: dict[str, JSON] = {"tools": tools}
+        if not tools:
+            payload["hint"] = "no tool matched; try other words, or list_servers and list_tools"
+        return _json_result(payload)
+
+    def _search_index(self) -> Any:
+        if self._index is None:
+            from quiver.search import SearchIndex, docs_from_tools
+
+            docs = []
+            for server in sorted({t.server for t in self.manifest.tools}):
+                description = self.manifest.servers[server].description if server in self.manifest.servers else ""
+                tools = [t.definition for t in self.manifest.server_tools(server)]
+                docs.extend(docs_from_tools(server, tools, description))
+            self._index = SearchIndex.build(docs)
+        return self._index
+
+    async def _load(
+        self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, tools: list[ManifestTool]
+    ) -> None:
+        added = session.load(t.exposed for t in tools if t.load != "preloaded")
+        if added:
+            await self._tools_changed(ctx, added)
+
+    def _lookup(self, session: GatewaySession, server: str, tool: str) -> ManifestTool | dict[str, JSON]:
+        found = self.manifest.by_key.get((server, tool))
+        if found is not None:
+            return found
+        if not self.manifest.server_tools(server):
+            servers = sorted({t.server for t in self.manifest.tools})
+            reason = f"`{server}` is not a server of agent `{self.manifest.agent_id}` (servers: {', '.join(servers)})"
+            return self._refuse(session, f"{server}/{tool}", reason, servers if server else None)
+        known = [t.name for t in self.manifest.server_tools(server)]
+        return self._refuse(
+            session,
+            f"{server}/{tool}",
+            f"`{tool}` of `{server}` is not in agent `{self.manifest.agent_id}`'s tool set",
+            known,
+        )
+
+    def _unknown_server(self, server: str) -> dict[str, JSON]:
+        names = sorted({t.server for t in self.manifest.tools})
+        hint = did_you_mean(server, names, f"servers: {', '.join(names)}")
+        return _error(f"unknown server `{server}`: {hint}")
+
+
+def _tool_object(tool: ManifestTool) -> types.Tool:
+    try:
+        return types.Tool.model_validate(tool.exposed_definition())
+    except ValidationError as exc:
+        raise InputError(
+            f"the manifest's definition of `{tool.server}/{tool.name}` is not an MCP Tool: {exc.errors()[0]['msg']}",
+            hint="re-snapshot the server and recompile",
+        ) from None
+
+
+def _json_result(payload: dict[str, JSON]) -> dict[str, JSON]:
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return {"content": [{"type": "text", "text": text}], "structuredContent": payload, "isError": False}
+
+
+def _error(text: str) -> dict[str, JSON]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _forward_meta(meta: Mapping[str, Any] | None) -> dict[str, JSON]:
+    """The client's `_meta` minus what belongs to its own hop (progress, the 2026 envelope)."""
+    if not meta:
+        return {}
+    return {k: v for k, v in meta.items() if k not in _DROPPED_META and not k.startswith("io.modelcontextprotocol/")}

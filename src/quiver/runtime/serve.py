@@ -1,0 +1,180 @@
+"""Run a gateway over stdio or streamable HTTP until the client leaves or a signal arrives.
+
+stdio: stdout carries only the protocol (fd 1 points at stderr while serving, so stray output cannot
+corrupt it), logs go to stderr; the thread-free transport of `_stdio` when stdin and stdout are pipes,
+else the SDK's `stdio_server`. HTTP: the SDK's streamable-HTTP app behind a bearer-token check (compared
+with `hmac.compare_digest`; anything else gets 401 and is logged), bound to 127.0.0.1 unless another
+host is named, served by uvicorn. Either way, leaving stops every upstream server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Generator, MutableMapping
+from typing import Any
+
+import anyio
+import anyio.abc
+import uvicorn
+
+from quiver.runtime import _stdio
+from quiver.runtime.gateway import Gateway
+
+__all__ = ["BearerAuth", "serve_http", "serve_stdio"]
+
+logger = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+GRACEFUL_SHUTDOWN_S = 5
+MCP_PATH = "/mcp"
+
+
+async def serve_stdio(gateway: Gateway) -> None:
+    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT."""
+    from mcp.server.stdio import stdio_server
+
+    server = gateway.server
+    async with gateway, anyio.create_task_group() as tg:
+        tg.start_soon(_exit_on_signals, gateway)
+        transport = _stdio.stdio_streams() if _stdio.usable() else stdio_server()
+        async with transport as (read_stream, write_stream):
+            logger.info("serving agent `%s` over stdio", gateway.manifest.agent_id)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+async def _exit_on_signals(gateway: Gateway) -> None:
+    """On SIGTERM/SIGINT stop every upstream, then exit at once.
+
+    Not through cancellation: the SDK's `stdio_server` (the fallback transport) reads stdin in a worker
+    thread that a cancellation cannot interrupt, so the serving loop would wait for the client's next line.
+    """
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            logger.info("received %s: stopping the upstream servers and exiting", signal.Signals(signum).name)
+            await gateway.upstreams.aclose()
+            logging.shutdown()
+            sys.stderr.flush()
+            os._exit(0)
+
+
+async def serve_http(
+    gateway: Gateway, host: str, port: int, token: str, *, ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve streamable HTTP at http://HOST:PORT/mcp, requiring `Authorization: Bearer TOKEN`."""
+    if not _is_loopback(host):
+        logger.warning("listening on %s: reachable from other machines; the bearer token is the only guard", host)
+    app = BearerAuth(gateway.server.streamable_http_app(host=host, streamable_http_path=MCP_PATH), token)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+        sock.setblocking(False)
+        bound_port = sock.getsockname()[1]
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        url = f"http://{shown}:{bound_port}{MCP_PATH}"
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        )
+        async with gateway:
+            logger.info("serving agent `%s` at %s", gateway.manifest.agent_id, url)
+            if ready is not None:
+                ready(url)
+            await _Uvicorn(config).serve(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server, stopping on SIGTERM/SIGINT without re-raising them afterwards: upstreams still run."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
+class BearerAuth:
+    """ASGI middleware: HTTP requests must carry `Authorization: Bearer <token>`; lifespan passes through."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token.strip():
+            raise ValueError("the bearer token is empty")
+        self._app = app
+        self._token = token.strip().encode("utf-8")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and not self._authorized(scope):
+            client = scope.get("client")
+            logger.warning(
+                "refused %s %s from %s: missing or wrong bearer token",
+                scope.get("method", ""),
+                scope.get("path", ""),
+                f"{client[0]}:{client[1]}" if client else "unknown",
+            )
+            await _unauthorized(send)
+            return
+        await self._app(scope, receive, send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                scheme, _, credential = bytes(value).partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self._token)
+        return False
+
+
+async def _unauthorized(send: Send) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Unauthorized: bearer token required"}}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", b'Bearer realm="quiver"'),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def write_ready(url: str) -> None:
+    """The readiness line on stderr that scripts (and the tests) wait for."""
+    sys.stderr.write(f"quiver serve: listening on {url}\n")
+    sys.stderr.flush()
