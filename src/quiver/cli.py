@@ -310,13 +310,31 @@ def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
     show_default=True,
     help="Level of quiver's own log on stderr.",
 )
+@click.option(
+    "--ledger",
+    default=None,
+    metavar="PATH",
+    help="Execution ledger (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db).",
+)
+@click.option("--no-ledger", is_flag=True, help="Dispatch calls directly: no ledger, no idempotency, no retries.")
 def serve_command(
-    manifest: Path, http: str | None, token: str | None, startup_timeout: float | None, log_level: str
+    manifest: Path,
+    http: str | None,
+    token: str | None,
+    startup_timeout: float | None,
+    log_level: str,
+    ledger: str | None,
+    no_ledger: bool,
 ) -> None:
-    """Serve MANIFEST (from `quiver compile`) as an MCP gateway: stdio by default, or streamable HTTP."""
+    """Serve MANIFEST (from `quiver compile`) as an MCP gateway: stdio by default, or streamable HTTP.
+
+    Every call goes through the durable execution ledger (idempotency keys, retries, approvals).
+    """
     from quiver.commands.serve import run
 
-    sys.exit(run(manifest, http=http, token=token, startup_timeout_s=startup_timeout, log_level=log_level))
+    code = run(manifest, http=http, token=token, startup_timeout_s=startup_timeout, log_level=log_level,
+               ledger=ledger, no_ledger=no_ledger)
+    sys.exit(code)
 
 
 _LEDGER_STATES = click.Choice(

@@ -47,9 +47,11 @@ class Gateway:
         self.errlog = errlog
         self.url: str | None = None
         self.stderr_lines: list[str] = []
+        self.ledger = errlog.parent / "ledger.db"
 
     def argv(self) -> list[str]:
-        args = [sys.executable, "-m", "quiver", "serve", str(self.manifest), "--startup-timeout", "20"]
+        args = [sys.executable, "-m", "quiver", "serve", str(self.manifest), "--startup-timeout", "20",
+                "--ledger", str(self.ledger)]
         return [*args, "--http", "127.0.0.1:0"] if self.transport == "http" else args
 
     def pid(self, procs: Any) -> int:
@@ -320,3 +322,27 @@ async def test_serving_http_without_a_token_refuses_to_start(demo_manifest: Path
     )
     assert result.returncode == 2
     assert "needs a bearer token" in result.stderr and "QUIVER_TOKEN" in result.stderr
+
+
+async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent_twice(
+    serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects.jsonl"
+    env = upstream_env(CALC_EFFECT_LOG=str(effects))
+    call = {"server": "calc", "tool": "counter_increment", "arguments": {"amount": 2}, "idempotency_key": "k-1"}
+    with anyio.fail_after(TEST_S):
+        async with serving(serve_manifest, "stdio", repo_root, env, tmp_path) as gateway:
+            async with gateway.session() as session:
+                first = await session.call_tool("call_tool", call)
+                again = await session.call_tool("call_tool", call)
+                other = await session.call_tool("call_tool", {**call, "arguments": {"amount": 3}})
+    assert not first.is_error and not again.is_error
+    assert first.content == again.content
+    assert other.is_error  # same key, different arguments
+    assert len(effects.read_text().splitlines()) == 1  # the side effect happened once
+    listed = subprocess.run(
+        [sys.executable, "-m", "quiver", "ledger", "list", "--ledger", str(gateway.ledger), "--format", "json"],
+        capture_output=True, text=True, check=True,
+    )  # a subprocess: `quiver ledger` runs its own event loop
+    actions = json.loads(listed.stdout)
+    assert [(a["tool"], a["state"], a["idempotency_key"]) for a in actions] == [("counter_increment", "succeeded", "k-1")]

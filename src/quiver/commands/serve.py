@@ -68,10 +68,13 @@ def run(
     startup_timeout_s: float | None = None,
     log_level: str = "info",
     executor: Executor | None = None,
+    ledger: str | None = None,
+    no_ledger: bool = False,
 ) -> int:
     """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code.
 
-    `executor` runs every permitted call (default: `DirectExecutor`, no ledger).
+    Every permitted call runs through the durable ledger (`--ledger`, else QUIVER_LEDGER_URL, else the
+    config's `ledger`, relative to the working directory); `no_ledger` runs calls directly instead.
     """
     from quiver.runtime._manifest import load_manifest
 
@@ -87,10 +90,31 @@ def run(
     from quiver.runtime.gateway import Gateway
     from quiver.runtime.serve import serve_http, serve_stdio, write_ready
 
+    from quiver.runtime.telemetry import configure_tracing
+
+    if executor is None and not no_ledger:
+        executor = ledger_executor(Path.cwd(), ledger)
+    provider = configure_tracing(None, environ=os.environ)
     gateway = Gateway(manifest, executor=executor, startup_timeout_s=startup_timeout_s)
-    if address is None:
-        anyio.run(serve_stdio, gateway)
-    else:
-        assert bearer is not None
-        anyio.run(partial(serve_http, gateway, address[0], address[1], bearer, ready=write_ready))
+    try:
+        if address is None:
+            anyio.run(serve_stdio, gateway)
+        else:
+            assert bearer is not None
+            anyio.run(partial(serve_http, gateway, address[0], address[1], bearer, ready=write_ready))
+    finally:
+        if provider is not None:
+            provider.shutdown()
     return 0
+
+
+def ledger_executor(root: Path, ledger: str | None) -> Executor:
+    """A LedgerExecutor on the configured store, approving through MCP elicitation where the client can."""
+    from quiver.commands.ledger import ledger_path
+    from quiver.runtime.approval import ElicitationApprover
+    from quiver.runtime.executor import LedgerExecutor
+    from quiver.runtime.ledger_sqlite import SqliteLedger
+
+    path = ledger_path(root, ledger, os.environ)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return LedgerExecutor(SqliteLedger(path), approver=ElicitationApprover())

@@ -18,6 +18,8 @@ result; nothing a client or an upstream does crashes the gateway.
 
 from __future__ import annotations
 
+from functools import partial
+
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -42,6 +44,7 @@ from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
 from quiver.runtime._diff import describe_changes
 from quiver.runtime._manifest import Manifest, ManifestTool, one_line
+from quiver.runtime.approval import elicitation
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
 from quiver.runtime.upstream import PinCheck, UpstreamManager
@@ -111,6 +114,11 @@ class Gateway:
 
     async def __aenter__(self) -> Gateway:
         await self.upstreams.__aenter__()
+        recover = getattr(self.executor, "recover", None)
+        if recover is not None:  # a ledger-backed executor settles what a crashed gateway left behind
+            report = await recover(self.upstreams.dispatch)
+            if report.recovered or report.reconciled:
+                logger.warning("recovered %d action(s), reconciled %d", len(report.recovered), len(report.reconciled))
         return self
 
     async def __aexit__(
@@ -259,7 +267,8 @@ class Gateway:
             meta=_forward_meta(ctx.meta),
         )
         try:
-            outcome = await self.executor.execute(request, self.upstreams.dispatch)
+            with elicitation(_elicit_for(ctx)):
+                outcome = await self.executor.execute(request, self.upstreams.dispatch)
         except UpstreamError as exc:  # an executor that lets dispatch errors through
             return _error(f"upstream failed: {exc}")
         result = dict(outcome.result)
@@ -397,6 +406,20 @@ class Gateway:
         names = sorted({t.server for t in self.manifest.tools})
         hint = did_you_mean(server, names, f"servers: {', '.join(names)}")
         return _error(f"unknown server `{server}`: {hint}")
+
+
+def _elicit_for(ctx: ServerRequestContext[GatewayScope, Any]) -> Any:
+    """How to ask this caller for an approval: MCP elicitation when its client declared support for it
+    (handshake-era sessions); None otherwise, and the action then waits for `quiver ledger approve`."""
+    session = getattr(ctx, "session", None)
+    params = getattr(session, "client_params", None)
+    capabilities = getattr(params, "capabilities", None)
+    if session is None or getattr(capabilities, "elicitation", None) is None:
+        return None
+    elicit_form = getattr(session, "elicit_form", None)
+    if elicit_form is None:
+        return None
+    return partial(elicit_form, related_request_id=ctx.request_id)
 
 
 def _tool_object(tool: ManifestTool) -> types.Tool:
