@@ -264,7 +264,11 @@ def test_a_config_with_server_and_tool_policies_in_temporal_names_validates() ->
         "tools": {
             "github/create_issue": {
                 "side_effect": "irreversible_write",
-                "reconcile": "search_issues",
+                "reconcile": {
+                    "tool": "search_issues",
+                    "arguments": {"query": "$.arguments.title"},
+                    "succeeded_when": "$.structuredContent.total_count",
+                },
                 "idempotency_key_argument": "client_id",
                 "retry": {
                     "initial_interval": 0.5,

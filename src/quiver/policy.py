@@ -18,7 +18,9 @@ DEFAULT_RETRY: dict[str, JSON] = {
     "maximum_attempts": 3,
     "non_retryable_errors": [],
 }
-POLICY_KEYS = frozenset({"timeout_ms", "retry", "approval", "side_effect", "reconcile", "idempotency_key_argument"})
+POLICY_KEYS = frozenset(
+    {"timeout_ms", "retry", "approval", "side_effect", "reconcile", "idempotency_key_argument", "honours_idempotency_key"}
+)
 
 
 def side_effect_class(annotations: Mapping[str, JSON]) -> SideEffect:
@@ -75,7 +77,23 @@ def execution_policy(
         "side_effect": side_effect,
         "timeout_ms": timeout,
     }
-    for key in ("reconcile", "idempotency_key_argument"):
+    for key in ("reconcile", "idempotency_key_argument", "honours_idempotency_key"):
         if key in merged:
             policy[key] = merged[key]
+    if "reconcile" in policy:
+        _check_reconcile(policy["reconcile"], server, tool)
+    if "honours_idempotency_key" in policy and not isinstance(policy["honours_idempotency_key"], bool):
+        raise ConfigError(f"`honours_idempotency_key` for `{server}/{tool}` must be true or false")
     return policy
+
+
+def _check_reconcile(value: JSON, server: str, tool: str) -> None:
+    from quiver.runtime.executor import ReconcileSpec
+
+    try:
+        ReconcileSpec.from_mapping(value)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ConfigError(
+            f"`reconcile` for `{server}/{tool}`: {exc}",
+            hint='write {tool = "get_x", arguments = {id = "$.arguments.id"}, succeeded_when = "$.structuredContent.found"}',
+        ) from None
