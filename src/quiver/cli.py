@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from quiver import __version__
 from quiver.errors import QuiverError
 from quiver.report import FORMATS
+
+if TYPE_CHECKING:
+    from quiver.commands.stats import Output
 
 project_option = click.option(
     "--project",
@@ -281,6 +284,77 @@ def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
     from quiver.commands.rule import run
 
     click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
+
+
+@cli.command("stats")
+@project_option
+@click.option(
+    "--since", default=None, help="Only sessions started since a duration ago (90s, 30m, 12h, 7d, 2w) or an ISO date."
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def stats_command(project: Path, since: str | None, fmt: str) -> None:
+    """Figures of the recorded gateway sessions (.quiver/usage/), per agent and per tool."""
+    from quiver.commands.stats import run
+
+    _emit(run(_root(project), since, fmt))
+
+
+@cli.command("advise")
+@project_option
+@click.option(
+    "--shadow",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help='Advise from a JSON-lines log of calls made without quiver: {"session", "tool": "server/tool", "timestamp"}.',
+)
+@click.option("--agent", default=None, help="Advise only this agent (with --shadow: the agent that made the calls).")
+@click.option("--since", default=None, help="Only sessions started since a duration ago (7d, 12h) or an ISO date.")
+@click.option("--min-sessions", type=click.IntRange(min=1), default=10, show_default=True, help="Fewer: no advice.")
+@click.option(
+    "--patch",
+    "patch_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the config change to this file (atomically) as a patch for `git apply` or `patch -p1`.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def advise_command(
+    project: Path,
+    shadow: Path | None,
+    agent: str | None,
+    since: str | None,
+    min_sessions: int,
+    patch_out: Path | None,
+    fmt: str,
+) -> None:
+    """Which tools each agent should preload or defer, from recorded use, and the config change as a patch."""
+    from quiver.commands.advise import run
+
+    _emit(run(_root(project), shadow, fmt, patch_out, agent=agent, since=since, min_sessions=min_sessions))
+
+
+@cli.command("budget")
+@project_option
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write a self-contained HTML report (charts, largest schemas, advice) to this file.",
+)
+def budget_command(project: Path, html_out: Path | None) -> None:
+    """The compiled manifests' token budget per agent; --html writes a report to look at."""
+    from quiver.commands.budget import run
+
+    _emit(run(_root(project), html_out))
+
+
+def _emit(output: Output) -> None:
+    """A command's stderr lines, then its report on stdout, then its exit code."""
+    for message in output.messages:
+        click.echo(message, err=True)
+    click.echo(output.text, nl=False)
+    sys.exit(output.code)
 
 
 @cli.command("serve")

@@ -40,10 +40,14 @@ def serve_manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def demo_manifest() -> Path:
-    """The committed demo manifest: 115 tools of npx/remote servers that cannot run here (none need to)."""
+def demo_manifest(tmp_path: Path) -> Path:
+    """The committed demo manifest (115 tools of npx/remote servers that cannot run here; none need to), in a
+    copy of the demo project, so the gateway's usage records and ledger never land in the source tree."""
     assert DEMO_MANIFEST.is_file()
-    return DEMO_MANIFEST
+    demo = DEMO_MANIFEST.parents[2]
+    copy = tmp_path / "demo"
+    shutil.copytree(demo, copy, ignore=shutil.ignore_patterns(".quiver"))
+    return copy / DEMO_MANIFEST.relative_to(demo)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -346,3 +347,28 @@ async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent
     )  # a subprocess: `quiver ledger` runs its own event loop
     actions = json.loads(listed.stdout)
     assert [(a["tool"], a["state"], a["idempotency_key"]) for a in actions] == [("counter_increment", "succeeded", "k-1")]
+
+
+async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
+    repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(repo_root / "examples" / "serve", project, ignore=shutil.ignore_patterns("build", ".quiver"))
+    subprocess.run([sys.executable, "-m", "quiver", "compile", "-q", "--project", str(project)], check=True,
+                   capture_output=True)
+    manifest = project / "build" / "quiver" / "assistant.json"
+    with anyio.fail_after(TEST_S):
+        async with serving(manifest, "stdio", repo_root, upstream_env(), tmp_path) as gateway:
+            async with gateway.session() as session:
+                await session.call_tool("search_tools", {"query": "multiply two numbers"})
+                await session.call_tool("describe_tool", {"server": "calc", "tool": "multiply"})
+                await session.call_tool("calc__multiply", {"a": 2, "b": 3})
+                await session.call_tool("calc__add", {"a": "x"})  # fails validation
+                await session.call_tool("call_tool", {"server": "notes", "tool": "delete_note", "arguments": {}})
+    stats = subprocess.run([sys.executable, "-m", "quiver", "stats", "--project", str(project), "--format", "json"],
+                           capture_output=True, text=True, check=True)
+    figures = json.loads(stats.stdout)
+    (agent,) = figures["agents"]
+    assert agent["agent"] == "assistant" and agent["sessions"] == 1
+    assert (agent["calls"], agent["validation_failures"], agent["refusals"]) == (2, 1, 1)  # refusals are not calls
+    assert agent["discovery_steps"] == 2

@@ -95,7 +95,13 @@ def run(
     if executor is None and not no_ledger:
         executor = ledger_executor(Path.cwd(), ledger)
     provider = configure_tracing(None, environ=os.environ)
-    gateway = Gateway(manifest, executor=executor, startup_timeout_s=startup_timeout_s)
+    import time
+
+    from quiver.runtime.usage import UsageRecorder, project_root_of, usage_path
+
+    root = project_root_of(Path(manifest_path), default=Path.cwd())
+    recorder = UsageRecorder(usage_path(root, manifest.agent_id), clock=time.time, agent=manifest.agent_id)
+    gateway = Gateway(manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder)
     try:
         if address is None:
             anyio.run(serve_stdio, gateway)

@@ -38,6 +38,7 @@ class ManifestTool:
     sha256: str
     definition: Mapping[str, JSON]  # the MCP Tool object as the server sent it when snapshotted
     policy: Mapping[str, JSON]
+    tokens: int = 0  # what its schema costs in the model's context
 
     @property
     def description(self) -> str:
@@ -63,6 +64,7 @@ class Manifest:
     tools: tuple[ManifestTool, ...]
     by_exposed: Mapping[str, ManifestTool] = field(default_factory=dict)
     by_key: Mapping[tuple[str, str], ManifestTool] = field(default_factory=dict)
+    initial_tokens: int = 0  # the budget's tokens before the first tool call
 
     @property
     def preloaded(self) -> tuple[ManifestTool, ...]:
@@ -137,12 +139,14 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
                 sha256=str(t["sha256"]),
                 definition=dict(t["definition"]),
                 policy=dict(t.get("policy") or {}),
+                tokens=int(t.get("tokens") or 0),
             )
             for t in data["tools"]
         )
         agent = data["agent"]
         agent_id = str(agent["id"])
         agent_name = str(agent.get("name") or agent_id)
+        initial_tokens = int((data.get("budget") or {}).get("initial_tokens") or 0)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(
             f"`{where}` is malformed: {type(exc).__name__}: {exc}", hint="run `quiver compile` again"
@@ -160,6 +164,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
         tools=tools,
         by_exposed=by_exposed,
         by_key={(t.server, t.name): t for t in tools},
+        initial_tokens=initial_tokens,
     )
 
 

@@ -47,6 +47,7 @@ from quiver.runtime._manifest import Manifest, ManifestTool, one_line
 from quiver.runtime.approval import elicitation
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
+from quiver.runtime.usage import LoadVia, NullRecorder, Recorder
 from quiver.runtime.upstream import PinCheck, UpstreamManager
 from quiver.suggest import did_you_mean
 
@@ -99,9 +100,12 @@ class Gateway:
         cwd: str | Path | None = None,
         startup_timeout_s: float | None = None,
         errlog: TextIO | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.manifest = manifest
         self.executor: Executor = executor or DirectExecutor()
+        self.recorder: Recorder = recorder or NullRecorder()
+        self._started: set[str] = set()  # sessions the recorder has seen start
         self.upstreams = upstreams or UpstreamManager(
             manifest.servers.values(), environ=environ, cwd=cwd, startup_timeout_s=startup_timeout_s, errlog=errlog
         )
@@ -125,6 +129,7 @@ class Gateway:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.upstreams.__aexit__(exc_type, exc, tb)
+        self.recorder.close()
 
     def _build_server(self) -> _GatewayServer:
         server = _GatewayServer(
@@ -149,6 +154,9 @@ class Gateway:
             yield scope
         finally:
             scope.listen.close()
+            for session_id in sorted(self._started):
+                self.recorder.session_ended(session_id)
+            self._started.clear()
             for session in scope.sessions.sessions():
                 if session.stats.calls or session.stats.refused or session.stats.discovery_steps:
                     logger.info("session %s: %s", session.id[:12], session.stats.summary())
@@ -200,7 +208,14 @@ class Gateway:
             headers = getattr(ctx.request, "headers", None)
             if headers is not None:
                 key = headers.get(_SESSION_HEADER)
-        return ctx.lifespan_context.sessions.get(key)
+        session = ctx.lifespan_context.sessions.get(key)
+        if session.id not in self._started:
+            self._started.add(session.id)
+            self.recorder.session_started(
+                session.id, self.manifest.agent_id, self.manifest.initial_tokens,
+                preloaded_tools=len(self.manifest.preloaded),
+            )
+        return session
 
     async def _tools_changed(self, ctx: ServerRequestContext[GatewayScope, Any], added: list[str]) -> None:
         logger.info("session tools joined the exposed list: %s", ", ".join(added))
@@ -219,6 +234,7 @@ class Gateway:
         tool = self.manifest.by_exposed.get(name)
         if tool is None:
             known = [*self.manifest.by_exposed, *(META_TOOL_NAMES if self._meta_tools else ())]
+            self.recorder.call(session.id, "", name, outcome="refused", preloaded=False)
             return self._refuse(session, name, f"`{name}` is not a tool of agent `{self.manifest.agent_id}`", known)
         return await self._invoke(ctx, session, tool, args, None)
 
@@ -240,18 +256,22 @@ class Gateway:
         idempotency_key: str | None,
     ) -> dict[str, JSON]:
         session.stats.calls += 1
+        preloaded = tool.load == "preloaded"
         problem = self._validate(tool.exposed, tool.input_schema, args)
         if problem is not None:
             session.stats.invalid_arguments += 1
+            self.recorder.call(session.id, tool.server, tool.name, outcome="validation_failed", preloaded=preloaded)
             logger.info("invalid arguments for `%s` (session %s): %s", tool.exposed, session.id[:12], problem)
             return _error(f"invalid arguments for `{tool.exposed}` (nothing was sent to `{tool.server}`): {problem}")
         try:
             check = await self.upstreams.check_pin(tool.server, tool.name, tool.sha256)
         except UpstreamError as exc:
             logger.warning("cannot call `%s`: %s", tool.exposed, exc)
+            self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
             return _error(f"`{tool.server}` is unavailable: {exc}")
         if not check.matches:
             session.stats.schema_mismatches += 1
+            self.recorder.call(session.id, tool.server, tool.name, outcome="refused", preloaded=preloaded)
             text = self._mismatch(tool, check)
             logger.warning("refused `%s/%s` (session %s): %s", tool.server, tool.name, session.id[:12], text)
             return _error(text)
@@ -270,8 +290,13 @@ class Gateway:
             with elicitation(_elicit_for(ctx)):
                 outcome = await self.executor.execute(request, self.upstreams.dispatch)
         except UpstreamError as exc:  # an executor that lets dispatch errors through
+            self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
             return _error(f"upstream failed: {exc}")
         result = dict(outcome.result)
+        if result.get("isError"):
+            self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
+        else:
+            self.recorder.call(session.id, tool.server, tool.name, outcome="ok", preloaded=preloaded)
         if not result.get("isError"):
             session.stats.record_success()
         return result
@@ -320,6 +345,10 @@ class Gateway:
             return await self._invoke(ctx, session, found, dict(arguments), str(key) if key is not None else None)
         session.stats.discovery_steps += 1
         if name == "search_tools":
+            self.recorder.discovery(session.id, "search")
+        elif name in ("list_servers", "list_tools"):
+            self.recorder.discovery(session.id, "list_servers" if name == "list_servers" else "list_tools")
+        if name == "search_tools":
             return await self._search(ctx, session, str(args["query"]), int(args.get("limit", DEFAULT_SEARCH_LIMIT)))
         if name == "list_servers":
             servers = [
@@ -338,8 +367,10 @@ class Gateway:
         # describe_tool
         found = self._lookup(session, str(args["server"]), str(args["tool"]))
         if isinstance(found, dict):
+            self.recorder.discovery(session.id, "describe")
             return found
-        await self._load(ctx, session, [found])
+        self.recorder.discovery(session.id, "describe", tokens=found.tokens)
+        await self._load(ctx, session, [found], via="describe")
         described: dict[str, JSON] = {
             "name": found.exposed,
             "server": found.server,
@@ -357,7 +388,7 @@ class Gateway:
     ) -> dict[str, JSON]:
         hits = self._search_index().search(query, limit)
         found = [self.manifest.by_key[(h.server, h.tool)] for h in hits if (h.server, h.tool) in self.manifest.by_key]
-        await self._load(ctx, session, found)
+        await self._load(ctx, session, found, via="search")
         tools = [
             {"name": t.exposed, "server": t.server, "tool": t.name, "description": one_line(t.description)}
             for t in found
@@ -380,9 +411,17 @@ class Gateway:
         return self._index
 
     async def _load(
-        self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, tools: list[ManifestTool]
+        self,
+        ctx: ServerRequestContext[GatewayScope, Any],
+        session: GatewaySession,
+        tools: list[ManifestTool],
+        *,
+        via: LoadVia,
     ) -> None:
         added = session.load(t.exposed for t in tools if t.load != "preloaded")
+        for name in added:
+            t = self.manifest.by_exposed[name]
+            self.recorder.tool_loaded(session.id, t.server, t.name, via=via, tokens=t.tokens)
         if added:
             await self._tools_changed(ctx, added)
 
@@ -395,6 +434,7 @@ class Gateway:
             reason = f"`{server}` is not a server of agent `{self.manifest.agent_id}` (servers: {', '.join(servers)})"
             return self._refuse(session, f"{server}/{tool}", reason, servers if server else None)
         known = [t.name for t in self.manifest.server_tools(server)]
+        self.recorder.call(session.id, server, tool, outcome="refused", preloaded=False)
         return self._refuse(
             session,
             f"{server}/{tool}",

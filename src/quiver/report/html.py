@@ -1,0 +1,213 @@
+"""The budget report (`quiver budget --html`): one self-contained HTML page, inline CSS and inline SVG.
+
+No script, no network asset, no timestamp: the same manifests and usage give the same bytes. Per agent
+a bar chart of the tokens carried up front (preloaded schemas, meta-tools, server index), the deferred
+tokens and the all-preloaded baseline (plus the advised up-front tokens when there is advice); then
+the largest schemas of the catalog; then the advice, when usage was recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from quiver.advise import Advice, AgentAdvice
+from quiver.stats import UsageStats
+
+__all__ = ["COLORS", "render_html"]
+
+TOP_SCHEMAS = 20
+CHART_WIDTH = 720
+LABEL_WIDTH = 190
+BAR_HEIGHT = 24
+BAR_GAP = 12
+# Fill colours of the chart's series: distinct from every other colour on the page (tests look for them).
+COLORS = {
+    "preloaded": "#2563eb",
+    "meta": "#7c3aed",
+    "index": "#db2777",
+    "deferred": "#f59e0b",
+    "baseline": "#6b7280",
+    "advised": "#059669",
+}
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#111827;background:#ffffff;margin:2rem auto;
+max-width:1100px;padding:0 1rem}
+h1{font-size:1.6rem;margin:0 0 .3rem}h2{font-size:1.25rem;margin:2rem 0 .5rem;border-bottom:1px solid #e5e7eb}
+h3{font-size:1.05rem;margin:1.2rem 0 .4rem}
+table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{padding:.2rem .6rem;border-bottom:1px solid #e5e7eb;
+text-align:left}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.muted{color:#4b5563}.legend span{display:inline-block;margin-right:1rem}
+.legend i{display:inline-block;width:.8rem;height:.8rem;margin-right:.3rem;vertical-align:-1px}
+pre{background:#f3f4f6;padding:.8rem;overflow:auto;font-size:12px}
+svg text{font:12px system-ui,sans-serif;fill:#111827}
+"""
+
+
+def render_html(
+    manifests: Sequence[Mapping[str, Any]],
+    *,
+    advice: Advice | None = None,
+    usage: UsageStats | None = None,
+    patch: str = "",
+) -> str:
+    """The whole page. `manifests` are compiled manifests (parsed JSON), in any order."""
+    ordered = sorted(manifests, key=lambda m: str(m["agent"]["id"]))
+    advised = {a.agent: a for a in advice.agents} if advice is not None else {}
+    body = [
+        "<h1>quiver budget</h1>",
+        f'<p class="muted">{len(ordered)} agent(s). Tokens are what a model reads of the tool definitions '
+        "(o200k_base unless a manifest says otherwise).</p>",
+        _legend(),
+        _summary(ordered, advised),
+    ]
+    for manifest in ordered:
+        body.append(_agent_section(manifest, advised.get(str(manifest["agent"]["id"]))))
+    body.append(_top_schemas(ordered))
+    body.append(_advice_section(advice, usage, patch))
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        "<title>quiver budget</title>\n"
+        f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
+    )
+
+
+def _legend() -> str:
+    names = {
+        "preloaded": "preloaded schemas",
+        "meta": "meta-tools",
+        "index": "server index",
+        "deferred": "deferred schemas",
+        "baseline": "all preloaded (baseline)",
+        "advised": "advised up front",
+    }
+    items = "".join(f'<span><i style="background:{COLORS[k]}"></i>{escape(v)}</span>' for k, v in names.items())
+    return f'<p class="legend">{items}</p>'
+
+
+def _budget(manifest: Mapping[str, Any]) -> dict[str, int]:
+    budget = manifest.get("budget") or {}
+    return {k: int(v) for k, v in budget.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def _summary(manifests: Sequence[Mapping[str, Any]], advised: Mapping[str, AgentAdvice]) -> str:
+    rows = []
+    for m in manifests:
+        b = _budget(m)
+        agent = str(m["agent"]["id"])
+        advice = advised.get(agent)
+        rows.append(
+            f'<tr><td><a href="#agent-{escape(agent)}">{escape(agent)}</a></td>'
+            f"<td>{'on' if (m.get('tool_search') or {}).get('active') else 'off'}</td>"
+            f'<td class="n">{b.get("preloaded_tools", 0)}</td><td class="n">{b.get("deferred_tools", 0)}</td>'
+            f'<td class="n">{b.get("initial_tokens", 0):,}</td><td class="n">{b.get("baseline_tokens", 0):,}</td>'
+            f'<td class="n">{b.get("saving_tokens", 0):,}</td>'
+            f'<td class="n">{f"{advice.initial_tokens_after:,}" if advice else "-"}</td></tr>'
+        )
+    head = (
+        "<tr><th>agent</th><th>search</th><th class=n>preloaded</th><th class=n>deferred</th>"
+        "<th class=n>tokens up front</th><th class=n>all preloaded</th><th class=n>saving</th>"
+        "<th class=n>advised up front</th></tr>"
+    )
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _agent_section(manifest: Mapping[str, Any], advice: AgentAdvice | None) -> str:
+    agent = str(manifest["agent"]["id"])
+    b = _budget(manifest)
+    deferring = b.get("deferred_tools", 0) > 0
+    bars: list[tuple[str, list[tuple[str, int]]]] = [
+        (
+            "up front",
+            [
+                ("preloaded", b.get("preloaded_tokens", 0)),
+                ("meta", b.get("meta_tool_tokens", 0) if deferring else 0),
+                ("index", b.get("server_index_tokens", 0) if deferring else 0),
+            ],
+        ),
+        ("deferred (on demand)", [("deferred", b.get("deferred_tokens", 0))]),
+        ("all preloaded", [("baseline", b.get("baseline_tokens", 0))]),
+    ]
+    if advice is not None:
+        bars.append(("advised up front", [("advised", advice.initial_tokens_after)]))
+    source = escape(str(manifest["agent"].get("source") or ""))
+    return (
+        f'<section id="agent-{escape(agent)}"><h2>{escape(agent)}</h2>'
+        f'<p class="muted">{source}; {b.get("preloaded_tools", 0)} preloaded and {b.get("deferred_tools", 0)} '
+        f"deferred tools</p>" + _chart(agent, bars) + "</section>"
+    )
+
+
+def _chart(agent: str, bars: Sequence[tuple[str, Sequence[tuple[str, int]]]]) -> str:
+    """Horizontal bars on one scale; each bar is a stack of (series, tokens) segments."""
+    largest = max((sum(v for _, v in parts) for _, parts in bars), default=0) or 1
+    span = CHART_WIDTH - LABEL_WIDTH - 80
+    height = len(bars) * (BAR_HEIGHT + BAR_GAP) + BAR_GAP
+    out = [
+        f'<svg class="chart" data-agent="{escape(agent)}" xmlns="http://www.w3.org/2000/svg" width="{CHART_WIDTH}" '
+        f'height="{height}" viewBox="0 0 {CHART_WIDTH} {height}" role="img" '
+        f'aria-label="tokens of agent {escape(agent)}">'
+    ]
+    for row, (label, parts) in enumerate(bars):
+        y = BAR_GAP + row * (BAR_HEIGHT + BAR_GAP)
+        out.append(f'<text x="0" y="{y + BAR_HEIGHT - 7}">{escape(label)}</text>')
+        x = float(LABEL_WIDTH)
+        for series, value in parts:
+            if value <= 0:
+                continue
+            width = max(1.0, value / largest * span)
+            out.append(
+                f'<rect class="bar {series}" x="{x:.1f}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
+                f'fill="{COLORS[series]}"><title>{escape(series)}: {value:,} tokens</title></rect>'
+            )
+            x += width
+        total = sum(v for _, v in parts)
+        out.append(f'<text x="{x + 6:.1f}" y="{y + BAR_HEIGHT - 7}">{total:,}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _top_schemas(manifests: Sequence[Mapping[str, Any]]) -> str:
+    tools: dict[str, tuple[int, list[str]]] = {}
+    for m in manifests:
+        agent = str(m["agent"]["id"])
+        for t in m.get("tools", []):
+            key = f"{t['server']}/{t['name']}"
+            tokens = int(t.get("tokens") or 0)
+            entry = tools.setdefault(key, (tokens, []))
+            entry[1].append(f"{agent}: {t.get('load', '?')}")
+    top = sorted(tools.items(), key=lambda item: (-item[1][0], item[0]))[:TOP_SCHEMAS]
+    rows = "".join(
+        f'<tr><td>{escape(key)}</td><td class="n">{tokens:,}</td><td>{escape(", ".join(loads))}</td></tr>'
+        for key, (tokens, loads) in top
+    )
+    return (
+        f"<h2>Largest schemas</h2><p class=muted>The {len(top)} largest of {len(tools)} tools.</p>"
+        f"<table><tr><th>tool</th><th class=n>tokens</th><th>load per agent</th></tr>{rows}</table>"
+    )
+
+
+def _advice_section(advice: Advice | None, usage: UsageStats | None, patch: str) -> str:
+    if advice is None or usage is None or not usage.sessions:
+        return "<h2>Advice</h2><p class=muted>No recorded usage: serve agents with <code>quiver serve</code>.</p>"
+    parts = [f"<h2>Advice</h2><p class=muted>From {len(usage.sessions)} recorded session(s).</p>"]
+    for a in advice.agents:
+        parts.append(
+            f"<h3>{escape(a.agent)} ({a.sessions} sessions)</h3><table>"
+            f"<tr><th></th><th class=n>now</th><th class=n>advised</th></tr>"
+            f'<tr><td>tokens per session (expected)</td><td class="n">{a.current_tokens:,.1f}</td>'
+            f'<td class="n">{a.advised_tokens:,.1f}</td></tr>'
+            f'<tr><td>discovery steps per session</td><td class="n">{a.current_steps:.2f}</td>'
+            f'<td class="n">{a.advised_steps:.2f}</td></tr>'
+            f'<tr><td>tokens up front</td><td class="n">{a.initial_tokens_before:,}</td>'
+            f'<td class="n">{a.initial_tokens_after:,}</td></tr></table>'
+            f"<p>preload: {escape(', '.join(a.to_preload) or 'no change')}<br>"
+            f"defer: {escape(', '.join(a.to_defer) or 'no change')}</p>"
+        )
+    for note in advice.notes:
+        parts.append(f"<p class=muted>{escape(note)}</p>")
+    if patch:
+        parts.append(f"<h3>Config change</h3><p>Apply with <code>git apply</code>:</p><pre>{escape(patch)}</pre>")
+    return "".join(parts)

@@ -1,0 +1,425 @@
+"""Session figures from usage events (`quiver stats`): what a preload policy cost and how the model fared.
+
+Pure: events in (the dicts `runtime/usage.py` writes), frozen dataclasses out; no clock, no I/O.
+
+Per session (`SessionStats`):
+- `initial_tokens`: what the model read before any call (tools/list + instructions), as recorded;
+  `tokens_before_first_call` adds the schemas loaded and the discovery responses read before the
+  session's first tool call; `tokens` is the session's whole tool-definition cost: initial tokens +
+  loaded schemas + discovery responses.
+- discovery steps (search_tools, list_servers, list_tools, describe_tool) are attributed to the next
+  *first call of a tool* in the session: each `FirstUse` carries the steps (and response tokens) made
+  since the previous first use, or since the start. Steps after the last first use led to no new tool
+  and are `trailing_steps`.
+- calls: refused calls (tools outside the agent's set) count only as `refusals`; every other call is a
+  use of its tool (`validation_failed` too: the model found the tool and tried it).
+- `seconds_to_first_success`: from the session start to the first call with outcome `ok`.
+- preloaded tools used; deferred tools used; deferred tools loaded (by search or describe) and then
+  used, or never used.
+
+A discovery event without a recorded response size counts `DISCOVERY_TOKENS[kind]`, measured on the
+example projects with the o200k tokenizer: a search_tools answer of 5 one-line results is 170-220
+tokens, list_servers 50-80, list_tools 25 per listed tool (130-2,200), describe_tool the tool's schema
+(mean 228 over the demo catalog's 211 tools; the gateway passes the described tool's real size).
+
+Aggregates: per agent (`AgentStats`) and per (agent, tool) (`ToolStats`): sessions, share of sessions
+using the tool, calls, and discovery before first use split by whether the tool was preloaded then.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from quiver.errors import UsageError
+
+__all__ = [
+    "DISCOVERY_TOKENS",
+    "AgentStats",
+    "FirstUse",
+    "SessionStats",
+    "SessionTool",
+    "ToolStats",
+    "UsageStats",
+    "parse_since",
+    "summarize",
+]
+
+DISCOVERY_TOKENS: Mapping[str, int] = {"search": 200, "list_servers": 80, "list_tools": 400, "describe": 230}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+@dataclass(frozen=True, slots=True)
+class FirstUse:
+    """The first call of `tool` in a session, and the discovery that led to it."""
+
+    tool: str  # "server/tool"
+    preloaded: bool
+    steps: int
+    discovery_tokens: int
+    seconds: float  # since the session start
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTool:
+    """What one session did with one tool."""
+
+    tool: str
+    calls: int = 0  # not counting refused calls
+    errors: int = 0
+    validation_failures: int = 0
+    refusals: int = 0
+    loaded_tokens: int | None = None  # schema tokens, when the session loaded it
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStats:
+    agent: str
+    session: str
+    started: float
+    ended: float | None
+    initial_tokens: int
+    preloaded_tools: int
+    tokens_before_first_call: int
+    loaded_tokens: int
+    discovery_tokens: int
+    discovery_steps: int
+    trailing_steps: int
+    first_uses: tuple[FirstUse, ...]
+    calls: int  # not counting refused calls
+    errors: int
+    validation_failures: int
+    refusals: int
+    seconds_to_first_success: float | None
+    preloaded_used: tuple[str, ...]
+    deferred_used: tuple[str, ...]
+    loaded_used: tuple[str, ...]
+    loaded_unused: tuple[str, ...]
+    tools: tuple[SessionTool, ...]  # sorted by tool
+
+    @property
+    def tokens(self) -> int:
+        """The session's tool-definition cost: initial + loaded schemas + discovery responses."""
+        return self.initial_tokens + self.loaded_tokens + self.discovery_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStats:
+    """One tool of one agent over that agent's sessions."""
+
+    agent: str
+    tool: str
+    sessions: int  # the agent's sessions
+    sessions_used: int
+    calls: int
+    errors: int
+    validation_failures: int
+    refusals: int
+    first_uses_deferred: int
+    steps_deferred: int
+    discovery_tokens_deferred: int
+    first_uses_preloaded: int
+    steps_preloaded: int
+    discovery_tokens_preloaded: int
+    sessions_loaded: int
+    sessions_loaded_unused: int
+    schema_tokens: int | None  # as recorded when it was loaded
+
+    @property
+    def share(self) -> float:
+        """Share of the agent's sessions that used the tool."""
+        return self.sessions_used / self.sessions if self.sessions else 0.0
+
+    @property
+    def mean_steps_before_first_use(self) -> float | None:
+        uses = self.first_uses_deferred + self.first_uses_preloaded
+        return (self.steps_deferred + self.steps_preloaded) / uses if uses else None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStats:
+    agent: str
+    sessions: int
+    initial_tokens: int  # totals over the sessions
+    tokens: int
+    tokens_before_first_call: int
+    discovery_steps: int
+    trailing_steps: int
+    calls: int
+    errors: int
+    validation_failures: int
+    refusals: int
+    sessions_with_success: int
+    seconds_to_first_success: float  # total over sessions_with_success
+    preloaded_tools: int
+    preloaded_used: int
+    deferred_used: int
+    loaded_used: int
+    loaded_unused: int
+
+    @property
+    def tokens_per_session(self) -> float:
+        return self.tokens / self.sessions if self.sessions else 0.0
+
+    @property
+    def discovery_steps_per_session(self) -> float:
+        return self.discovery_steps / self.sessions if self.sessions else 0.0
+
+    @property
+    def mean_seconds_to_first_success(self) -> float | None:
+        return self.seconds_to_first_success / self.sessions_with_success if self.sessions_with_success else None
+
+    @property
+    def preloaded_used_share(self) -> float | None:
+        """Share of the preloaded tools a session used, over all sessions."""
+        return self.preloaded_used / self.preloaded_tools if self.preloaded_tools else None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageStats:
+    sessions: tuple[SessionStats, ...]
+    agents: tuple[AgentStats, ...]
+    tools: tuple[ToolStats, ...]
+    ignored_events: int = 0  # malformed, or of a session whose start was not recorded
+    since: float | None = None
+
+    def agent(self, agent_id: str) -> AgentStats | None:
+        return next((a for a in self.agents if a.agent == agent_id), None)
+
+    def tools_of(self, agent_id: str) -> dict[str, ToolStats]:
+        return {t.tool: t for t in self.tools if t.agent == agent_id}
+
+
+def parse_since(text: str, *, now: float) -> float:
+    """`--since`: a duration back from `now` (`90s`, `30m`, `12h`, `7d`, `2w`) or an ISO date/time (UTC if naive)."""
+    match = _DURATION.match(text)
+    if match:
+        return now - float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"--since `{text}` is neither a duration nor an ISO date",
+            hint="for example --since 7d, --since 12h or --since 2025-06-01",
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def summarize(events: Iterable[Mapping[str, Any]], *, since: float | None = None) -> UsageStats:
+    """Sessions (in order of their start), then aggregates per agent and per tool."""
+    builders: dict[tuple[str, str], _Session] = {}
+    ignored = 0
+    for event in events:
+        try:
+            kind = str(event["event"])
+            key = (str(event["agent"]), str(event["session"]))
+            ts = float(event["ts"])
+            if kind == "session_started":
+                builders[key] = _Session(key[0], key[1], ts, int(event["initial_tokens"]))
+                builders[key].preloaded_tools = int(event.get("preloaded_tools") or 0)
+                continue
+            builder = builders.get(key)
+            if builder is None or event["agent"] is None:
+                ignored += 1
+                continue
+            builder.apply(kind, ts, event)
+        except (KeyError, TypeError, ValueError):
+            ignored += 1
+    sessions = tuple(
+        b.build() for b in sorted(builders.values(), key=lambda b: b.started) if since is None or b.started >= since
+    )
+    return UsageStats(sessions, _agents(sessions), _tools(sessions), ignored, since)
+
+
+@dataclass(slots=True)
+class _Session:
+    agent: str
+    session: str
+    started: float
+    initial_tokens: int
+    preloaded_tools: int = 0
+    ended: float | None = None
+    loaded: dict[str, int] = field(default_factory=dict)  # tool -> schema tokens, in load order
+    used: dict[str, bool] = field(default_factory=dict)  # tool -> preloaded at first use
+    first_uses: list[FirstUse] = field(default_factory=list)
+    pending_steps: int = 0
+    pending_tokens: int = 0
+    loaded_tokens: int = 0
+    discovery_tokens: int = 0
+    discovery_steps: int = 0
+    before_first_call: int | None = None
+    calls: int = 0
+    errors: int = 0
+    validation_failures: int = 0
+    refusals: int = 0
+    per_tool: dict[str, list[int]] = field(default_factory=dict)  # tool -> [calls, errors, invalid, refused]
+    first_success: float | None = None
+
+    def apply(self, kind: str, ts: float, event: Mapping[str, Any]) -> None:
+        if self.ended is not None:
+            return
+        if kind == "discovery":
+            tokens = event.get("tokens")
+            cost = int(tokens) if tokens is not None else DISCOVERY_TOKENS[str(event["kind"])]
+            self.discovery_steps += 1
+            self.discovery_tokens += cost
+            self.pending_steps += 1
+            self.pending_tokens += cost
+        elif kind == "tool_loaded":
+            tool = f"{event['server']}/{event['tool']}"
+            if tool not in self.loaded:
+                self.loaded[tool] = int(event["tokens"])
+                self.loaded_tokens += self.loaded[tool]
+        elif kind == "call":
+            self._call(ts, f"{event['server']}/{event['tool']}", str(event["outcome"]), bool(event["preloaded"]))
+        elif kind == "session_ended":
+            self.ended = ts
+        else:
+            raise ValueError(f"unknown usage event `{kind}`")
+
+    def _call(self, ts: float, tool: str, outcome: str, preloaded: bool) -> None:
+        if self.before_first_call is None:
+            self.before_first_call = self.initial_tokens + self.loaded_tokens + self.discovery_tokens
+        counts = self.per_tool.setdefault(tool, [0, 0, 0, 0])
+        if outcome == "refused":
+            self.refusals += 1
+            counts[3] += 1
+            return
+        if outcome not in ("ok", "error", "validation_failed"):
+            raise ValueError(f"unknown call outcome `{outcome}`")
+        self.calls += 1
+        counts[0] += 1
+        if outcome == "error":
+            self.errors += 1
+            counts[1] += 1
+        elif outcome == "validation_failed":
+            self.validation_failures += 1
+            counts[2] += 1
+        if outcome == "ok" and self.first_success is None:
+            self.first_success = ts - self.started
+        if tool not in self.used:
+            self.used[tool] = preloaded
+            self.first_uses.append(
+                FirstUse(tool, preloaded, self.pending_steps, self.pending_tokens, ts - self.started)
+            )
+            self.pending_steps = self.pending_tokens = 0
+
+    def build(self) -> SessionStats:
+        used = self.used
+        return SessionStats(
+            agent=self.agent,
+            session=self.session,
+            started=self.started,
+            ended=self.ended,
+            initial_tokens=self.initial_tokens,
+            preloaded_tools=self.preloaded_tools,
+            tokens_before_first_call=(
+                self.before_first_call
+                if self.before_first_call is not None
+                else self.initial_tokens + self.loaded_tokens + self.discovery_tokens
+            ),
+            loaded_tokens=self.loaded_tokens,
+            discovery_tokens=self.discovery_tokens,
+            discovery_steps=self.discovery_steps,
+            trailing_steps=self.pending_steps,
+            first_uses=tuple(self.first_uses),
+            calls=self.calls,
+            errors=self.errors,
+            validation_failures=self.validation_failures,
+            refusals=self.refusals,
+            seconds_to_first_success=self.first_success,
+            preloaded_used=tuple(sorted(t for t, pre in used.items() if pre)),
+            deferred_used=tuple(sorted(t for t, pre in used.items() if not pre)),
+            loaded_used=tuple(sorted(t for t in self.loaded if t in used)),
+            loaded_unused=tuple(sorted(t for t in self.loaded if t not in used)),
+            tools=tuple(self._tool(tool) for tool in sorted({*self.per_tool, *self.loaded})),
+        )
+
+    def _tool(self, tool: str) -> SessionTool:
+        calls, errors, invalid, refused = self.per_tool.get(tool, [0, 0, 0, 0])
+        return SessionTool(tool, calls, errors, invalid, refused, self.loaded.get(tool))
+
+
+def _agents(sessions: tuple[SessionStats, ...]) -> tuple[AgentStats, ...]:
+    out = []
+    for agent in sorted({s.agent for s in sessions}):
+        mine = [s for s in sessions if s.agent == agent]
+        success = [s.seconds_to_first_success for s in mine if s.seconds_to_first_success is not None]
+        out.append(
+            AgentStats(
+                agent=agent,
+                sessions=len(mine),
+                initial_tokens=sum(s.initial_tokens for s in mine),
+                tokens=sum(s.tokens for s in mine),
+                tokens_before_first_call=sum(s.tokens_before_first_call for s in mine),
+                discovery_steps=sum(s.discovery_steps for s in mine),
+                trailing_steps=sum(s.trailing_steps for s in mine),
+                calls=sum(s.calls for s in mine),
+                errors=sum(s.errors for s in mine),
+                validation_failures=sum(s.validation_failures for s in mine),
+                refusals=sum(s.refusals for s in mine),
+                sessions_with_success=len(success),
+                seconds_to_first_success=sum(success),
+                preloaded_tools=sum(s.preloaded_tools for s in mine),
+                preloaded_used=sum(len(s.preloaded_used) for s in mine),
+                deferred_used=sum(len(s.deferred_used) for s in mine),
+                loaded_used=sum(len(s.loaded_used) for s in mine),
+                loaded_unused=sum(len(s.loaded_unused) for s in mine),
+            )
+        )
+    return tuple(out)
+
+
+def _tools(sessions: tuple[SessionStats, ...]) -> tuple[ToolStats, ...]:
+    counts: dict[str, int] = {}
+    per: dict[tuple[str, str], list[int]] = {}
+    schema: dict[tuple[str, str], int] = {}
+    # per tool: used, calls, errors, invalid, refused, then first uses deferred n/steps/tokens and preloaded
+    # n/steps/tokens, then sessions loaded, loaded and unused
+    for s in sessions:
+        counts[s.agent] = counts.get(s.agent, 0) + 1
+        for item in s.tools:
+            row = per.setdefault((s.agent, item.tool), [0] * 13)
+            row[1] += item.calls
+            row[2] += item.errors
+            row[3] += item.validation_failures
+            row[4] += item.refusals
+            if item.loaded_tokens is not None:
+                schema[(s.agent, item.tool)] = item.loaded_tokens
+                row[11] += 1
+                row[12] += item.tool in s.loaded_unused
+        for use in s.first_uses:
+            row = per[(s.agent, use.tool)]
+            row[0] += 1
+            base = 8 if use.preloaded else 5
+            row[base] += 1
+            row[base + 1] += use.steps
+            row[base + 2] += use.discovery_tokens
+    return tuple(
+        ToolStats(
+            agent=agent,
+            tool=tool,
+            sessions=counts[agent],
+            sessions_used=row[0],
+            calls=row[1],
+            errors=row[2],
+            validation_failures=row[3],
+            refusals=row[4],
+            first_uses_deferred=row[5],
+            steps_deferred=row[6],
+            discovery_tokens_deferred=row[7],
+            first_uses_preloaded=row[8],
+            steps_preloaded=row[9],
+            discovery_tokens_preloaded=row[10],
+            sessions_loaded=row[11],
+            sessions_loaded_unused=row[12],
+            schema_tokens=schema.get((agent, tool)),
+        )
+        for (agent, tool), row in sorted(per.items())
+    )
