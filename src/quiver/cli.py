@@ -406,8 +406,15 @@ def serve_command(
     """
     from quiver.commands.serve import run
 
-    code = run(manifest, http=http, token=token, startup_timeout_s=startup_timeout, log_level=log_level,
-               ledger=ledger, no_ledger=no_ledger)
+    code = run(
+        manifest,
+        http=http,
+        token=token,
+        startup_timeout_s=startup_timeout,
+        log_level=log_level,
+        ledger=ledger,
+        no_ledger=no_ledger,
+    )
     sys.exit(code)
 
 
@@ -452,8 +459,15 @@ def ledger_group() -> None:
 @ledger_since_filter
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many actions.")
 @ledger_format_option
-def ledger_list_command(project: Path, ledger: str | None, states: tuple[str, ...], tools: tuple[str, ...],
-                        since: str | None, limit: int | None, fmt: str) -> None:
+def ledger_list_command(
+    project: Path,
+    ledger: str | None,
+    states: tuple[str, ...],
+    tools: tuple[str, ...],
+    since: str | None,
+    limit: int | None,
+    fmt: str,
+) -> None:
     """List actions, oldest first."""
     from quiver.commands.ledger import list_actions
 
@@ -508,8 +522,9 @@ def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: s
 @click.option("--note", default=None, help="Why (kept in the ledger's event log).")
 @click.option("--by", default=None, help="Who resolves (default: the login name).")
 @ledger_format_option
-def ledger_resolve_command(project: Path, ledger: str | None, action_id: str, state: str, note: str | None,
-                           by: str | None, fmt: str) -> None:
+def ledger_resolve_command(
+    project: Path, ledger: str | None, action_id: str, state: str, note: str | None, by: str | None, fmt: str
+) -> None:
     """Settle an unknown_outcome action after checking the target."""
     from quiver.commands.ledger import resolve
 
@@ -523,8 +538,9 @@ def ledger_resolve_command(project: Path, ledger: str | None, action_id: str, st
 @ledger_state_filter
 @ledger_tool_filter
 @ledger_since_filter
-def ledger_export_command(project: Path, ledger: str | None, states: tuple[str, ...], tools: tuple[str, ...],
-                          since: str | None) -> None:
+def ledger_export_command(
+    project: Path, ledger: str | None, states: tuple[str, ...], tools: tuple[str, ...], since: str | None
+) -> None:
     """Write matching actions, with attempts and events, as JSON lines to stdout."""
     from quiver.commands.ledger import export
 

@@ -19,7 +19,15 @@ DEFAULT_RETRY: dict[str, JSON] = {
     "non_retryable_errors": [],
 }
 POLICY_KEYS = frozenset(
-    {"timeout_ms", "retry", "approval", "side_effect", "reconcile", "idempotency_key_argument", "honours_idempotency_key"}
+    {
+        "timeout_ms",
+        "retry",
+        "approval",
+        "side_effect",
+        "reconcile",
+        "idempotency_key_argument",
+        "honours_idempotency_key",
+    }
 )
 
 
@@ -95,5 +103,6 @@ def _check_reconcile(value: JSON, server: str, tool: str) -> None:
     except (ValueError, TypeError, AttributeError) as exc:
         raise ConfigError(
             f"`reconcile` for `{server}/{tool}`: {exc}",
-            hint='write {tool = "get_x", arguments = {id = "$.arguments.id"}, succeeded_when = "$.structuredContent.found"}',
+            hint='write {tool = "get_x", arguments = {id = "$.arguments.id"}, '
+            'succeeded_when = "$.structuredContent.found"}',
         ) from None

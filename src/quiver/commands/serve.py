@@ -89,7 +89,6 @@ def run(
 
     from quiver.runtime.gateway import Gateway
     from quiver.runtime.serve import serve_http, serve_stdio, write_ready
-
     from quiver.runtime.telemetry import configure_tracing
 
     if executor is None and not no_ledger:

@@ -12,19 +12,40 @@ _NONE = "None: the change does not make a valid argument invalid."
 
 
 def _input(
-    code: str, name: str, kind: str, action: str, message: str, hint: str, *, severity: Severity = "error",
-    what: str, why: str, example: str, fix: str, witness: str,
+    code: str,
+    name: str,
+    kind: str,
+    action: str,
+    message: str,
+    hint: str,
+    *,
+    severity: Severity = "error",
+    what: str,
+    why: str,
+    example: str,
+    fix: str,
+    witness: str,
 ) -> Rule:
     return Rule(
-        code=code, name=name, severity=severity, direction="input", kind=kind, action=action,
-        message="tool `{tool}`: " + message, hint=hint,
+        code=code,
+        name=name,
+        severity=severity,
+        direction="input",
+        kind=kind,
+        action=action,
+        message="tool `{tool}`: " + message,
+        hint=hint,
         doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
     )
 
 
 REQUIRED_PROPERTY_ADDED = _input(
-    "CTR020", "input-required-property-added", "required", "added",
-    "new required property `{path}`{was}", "old callers never send `{path}`: make it optional or give it a default",
+    "CTR020",
+    "input-required-property-added",
+    "required",
+    "added",
+    "new required property `{path}`{was}",
+    "old callers never send `{path}`: make it optional or give it a default",
     what="Reports a property that the new `inputSchema` requires and the old one did not declare.",
     why="Every call written against the old schema lacks the property and is now rejected.",
     example="""
@@ -32,13 +53,17 @@ REQUIRED_PROPERTY_ADDED = _input(
     new `{"properties": {"issue_number": {...}}, "required": ["issue_number"]}`.
     Use instead: accept both names for a release, or keep the new one optional.""",
     fix="Make the property optional with a server-side default. The message names a removed property with the "
-        "same spelling (case, `_` and `-` ignored) as the likely old name.",
+    "same spelling (case, `_` and `-` ignored) as the likely old name.",
     witness=_ARGS + ": the minimal old arguments, which omit the property." + _UNCONFIRMED,
 )
 
 PROPERTY_BECAME_REQUIRED = _input(
-    "CTR021", "input-property-became-required", "required", "became-required",
-    "property `{path}` became required", "old callers may omit `{path}`: keep it optional with a default",
+    "CTR021",
+    "input-property-became-required",
+    "required",
+    "became-required",
+    "property `{path}` became required",
+    "old callers may omit `{path}`: keep it optional with a default",
     what="Reports an optional property that the new `inputSchema` requires.",
     why="Callers that relied on omitting it are now rejected.",
     example="""
@@ -48,10 +73,14 @@ PROPERTY_BECAME_REQUIRED = _input(
 )
 
 PROPERTY_REMOVED = _input(
-    "CTR022", "input-property-removed", "property", "removed",
-    "property `{path}` was removed and the object is closed", "keep accepting `{path}` (ignore it) for a release",
+    "CTR022",
+    "input-property-removed",
+    "property",
+    "removed",
+    "property `{path}` was removed and the object is closed",
+    "keep accepting `{path}` (ignore it) for a release",
     what="Reports a property declared by the old `inputSchema` and gone from the new one, where the new object "
-         "forbids undeclared properties (`additionalProperties: false`).",
+    "forbids undeclared properties (`additionalProperties: false`).",
     why="Calls that send the property are now rejected.",
     example="""
     Old `{"properties": {"page": {...}}, "additionalProperties": false}`, new without `page`.""",
@@ -60,14 +89,17 @@ PROPERTY_REMOVED = _input(
 )
 
 PROPERTY_UNLISTED = _input(
-    "CTR023", "input-property-unlisted", "property", "unlisted",
+    "CTR023",
+    "input-property-unlisted",
+    "property",
+    "unlisted",
     "property `{path}` was removed; calls that send it are accepted and it is silently ignored",
     "check whether `{path}` moved to another property; tell callers",
     severity="warning",
     what="Reports a property declared by the old `inputSchema` and gone from the new one, where the new object "
-         "still accepts undeclared properties.",
+    "still accepts undeclared properties.",
     why="Validation still passes, so nothing tells the caller that the argument now does nothing: the call "
-        "behaves differently.",
+    "behaves differently.",
     example="""
     Old `{"properties": {"sort": {...}}}`, new `{"properties": {}}` (open object).""",
     fix="Keep the property until callers stop sending it, or close the object so they get an error.",
@@ -75,10 +107,14 @@ PROPERTY_UNLISTED = _input(
 )
 
 TYPE_NARROWED = _input(
-    "CTR024", "input-type-narrowed", "type", "narrowed",
-    "`{path}`: type narrowed from `{old}` to `{new}`", "accept the old type too (for example a type list)",
+    "CTR024",
+    "input-type-narrowed",
+    "type",
+    "narrowed",
+    "`{path}`: type narrowed from `{old}` to `{new}`",
+    "accept the old type too (for example a type list)",
     what="Reports a value whose accepted JSON types shrank (`number` to `integer`, a type list losing a member, "
-         "`null` no longer allowed, a schema becoming `false`).",
+    "`null` no longer allowed, a schema becoming `false`).",
     why="Values of the dropped type were valid and are now rejected.",
     example="""
     Old `{"comment_id": {"type": "number"}}`, new `{"comment_id": {"type": "integer"}}`.""",
@@ -87,8 +123,12 @@ TYPE_NARROWED = _input(
 )
 
 ENUM_VALUE_REMOVED = _input(
-    "CTR025", "input-enum-value-removed", "enum", "value-removed",
-    "`{path}`: enum value {value} removed", "keep accepting {value} (map it to its replacement)",
+    "CTR025",
+    "input-enum-value-removed",
+    "enum",
+    "value-removed",
+    "`{path}`: enum value {value} removed",
+    "keep accepting {value} (map it to its replacement)",
     what="Reports a value that the old `enum` listed and the new one does not.",
     why="Calls that pass the value are now rejected; models trained on the old description keep sending it.",
     example="""
@@ -98,8 +138,12 @@ ENUM_VALUE_REMOVED = _input(
 )
 
 ENUM_ADDED = _input(
-    "CTR026", "input-enum-added", "enum", "added",
-    "`{path}`: values now restricted to {new}", "accept the previous free-form values too",
+    "CTR026",
+    "input-enum-added",
+    "enum",
+    "added",
+    "`{path}`: values now restricted to {new}",
+    "accept the previous free-form values too",
     what="Reports a value that was free-form (within its type) and is now restricted to an `enum` or `const`.",
     why="Any value outside the new list was valid and is now rejected.",
     example="""
@@ -109,8 +153,12 @@ ENUM_ADDED = _input(
 )
 
 CONST_CHANGED = _input(
-    "CTR027", "input-const-changed", "const", "changed",
-    "`{path}`: const changed from {old} to {new}", "accept the old constant too",
+    "CTR027",
+    "input-const-changed",
+    "const",
+    "changed",
+    "`{path}`: const changed from {old} to {new}",
+    "accept the old constant too",
     what="Reports a `const` whose value changed.",
     why="Every call sends the old constant and is now rejected.",
     example="""
@@ -120,10 +168,14 @@ CONST_CHANGED = _input(
 )
 
 BOUND_TIGHTENED = _input(
-    "CTR028", "input-bound-tightened", "bound", "tightened",
-    "`{path}`: `{keyword}` tightened from {old} to {new}", "keep the old bound and clamp on the server",
+    "CTR028",
+    "input-bound-tightened",
+    "bound",
+    "tightened",
+    "`{path}`: `{keyword}` tightened from {old} to {new}",
+    "keep the old bound and clamp on the server",
     what="Reports a stricter `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, "
-         "`minLength`, `maxLength`, `minItems`, `maxItems`, `minProperties`, `maxProperties` or `uniqueItems`.",
+    "`minLength`, `maxLength`, `minItems`, `maxItems`, `minProperties`, `maxProperties` or `uniqueItems`.",
     why="Values between the old and the new bound were valid and are now rejected.",
     example="""
     Old `{"perPage": {"type": "number", "maximum": 100}}`, new `{"perPage": {"type": "number", "maximum": 50}}`.""",
@@ -132,8 +184,12 @@ BOUND_TIGHTENED = _input(
 )
 
 PATTERN_ADDED = _input(
-    "CTR029", "input-pattern-added", "pattern", "added",
-    "`{path}`: pattern `{new}` added", "normalize values on the server instead of rejecting them",
+    "CTR029",
+    "input-pattern-added",
+    "pattern",
+    "added",
+    "`{path}`: pattern `{new}` added",
+    "normalize values on the server instead of rejecting them",
     what="Reports a string that gained a `pattern`.",
     why="Strings that do not match were valid and are now rejected.",
     example="""
@@ -143,8 +199,12 @@ PATTERN_ADDED = _input(
 )
 
 PATTERN_CHANGED = _input(
-    "CTR030", "input-pattern-changed", "pattern", "changed",
-    "`{path}`: pattern changed from `{old}` to `{new}`", "accept what the old pattern accepted",
+    "CTR030",
+    "input-pattern-changed",
+    "pattern",
+    "changed",
+    "`{path}`: pattern changed from `{old}` to `{new}`",
+    "accept what the old pattern accepted",
     what="Reports a string whose `pattern` changed so that some value matching the old one no longer matches.",
     why="Strings valid under the old pattern are now rejected.",
     example="""
@@ -154,21 +214,29 @@ PATTERN_CHANGED = _input(
 )
 
 FORMAT_ADDED = _input(
-    "CTR031", "input-format-added", "format", "added",
-    "`{path}`: format `{new}` added", "accept free-form values and parse them leniently",
+    "CTR031",
+    "input-format-added",
+    "format",
+    "added",
+    "`{path}`: format `{new}` added",
+    "accept free-form values and parse them leniently",
     what="Reports a string that gained a `format` (`date`, `email`, `uuid`...).",
     why="Servers that assert formats reject values that were valid.",
     example="""
     Old `{"since": {"type": "string"}}`, new `{"since": {"type": "string", "format": "date"}}`.""",
     fix="Parse leniently on the server.",
     witness=_ARGS + ", with format assertion on: a string violating the format. jsonschema checks only the formats "
-            "it has checkers for (`date-time` and `uri` need optional packages), so some stay unconfirmed "
-            "warnings.",
+    "it has checkers for (`date-time` and `uri` need optional packages), so some stay unconfirmed "
+    "warnings.",
 )
 
 FORMAT_CHANGED = _input(
-    "CTR032", "input-format-changed", "format", "changed",
-    "`{path}`: format changed from `{old}` to `{new}`", "accept the old format too",
+    "CTR032",
+    "input-format-changed",
+    "format",
+    "changed",
+    "`{path}`: format changed from `{old}` to `{new}`",
+    "accept the old format too",
     what="Reports a string whose `format` changed.",
     why="Values in the old format are rejected where the format is asserted.",
     example="""
@@ -178,10 +246,13 @@ FORMAT_CHANGED = _input(
 )
 
 ADDITIONAL_PROPERTIES_CLOSED = _input(
-    "CTR033", "input-additional-properties-closed", "additional-properties", "closed",
-    "`{path}`: undeclared properties are no longer accepted", "keep the object open for a release",
-    what="Reports an object that accepted undeclared properties and now forbids them (`additionalProperties: "
-         "false`).",
+    "CTR033",
+    "input-additional-properties-closed",
+    "additional-properties",
+    "closed",
+    "`{path}`: undeclared properties are no longer accepted",
+    "keep the object open for a release",
+    what="Reports an object that accepted undeclared properties and now forbids them (`additionalProperties: false`).",
     why="Callers sending extra keys (often models adding helpful fields) are now rejected.",
     example="""
     Old `{"type": "object"}`, new `{"type": "object", "additionalProperties": false}`.""",
@@ -190,8 +261,12 @@ ADDITIONAL_PROPERTIES_CLOSED = _input(
 )
 
 COMPOSITION_BRANCH_REMOVED = _input(
-    "CTR034", "input-composition-branch-removed", "composition", "branch-removed",
-    "`{path}`: old alternative #{value} no longer fits any `{keyword}` branch", "keep the old alternative",
+    "CTR034",
+    "input-composition-branch-removed",
+    "composition",
+    "branch-removed",
+    "`{path}`: old alternative #{value} no longer fits any `{keyword}` branch",
+    "keep the old alternative",
     what="Reports an `anyOf`/`oneOf` alternative of the old schema that no alternative of the new one accepts.",
     why="Arguments shaped like that alternative are now rejected.",
     example="""
@@ -201,7 +276,10 @@ COMPOSITION_BRANCH_REMOVED = _input(
 )
 
 COMPOSITION_ADDED = _input(
-    "CTR035", "input-composition-added", "composition", "added",
+    "CTR035",
+    "input-composition-added",
+    "composition",
+    "added",
     "`{path}`: new `{keyword}` constraint rejects arguments that were valid",
     "make the constraint hold for every old call, or relax it",
     what="Reports a node that gained an `anyOf`/`oneOf` that some old valid value fails on every branch.",
@@ -214,8 +292,12 @@ COMPOSITION_ADDED = _input(
 )
 
 ITEMS_CLOSED = _input(
-    "CTR036", "input-items-closed", "items", "closed",
-    "`{path}`: array items from position {value} are no longer accepted", "accept the longer arrays",
+    "CTR036",
+    "input-items-closed",
+    "items",
+    "closed",
+    "`{path}`: array items from position {value} are no longer accepted",
+    "accept the longer arrays",
     what="Reports an array that no longer accepts items beyond its `prefixItems` (`items: false`).",
     why="Longer arrays were valid and are now rejected.",
     example="""
@@ -225,8 +307,12 @@ ITEMS_CLOSED = _input(
 )
 
 DEPENDENT_REQUIRED_ADDED = _input(
-    "CTR037", "input-dependent-required-added", "dependent-required", "added",
-    "`{path}`: sending `{prop}` now also requires {value}", "keep the dependency optional",
+    "CTR037",
+    "input-dependent-required-added",
+    "dependent-required",
+    "added",
+    "`{path}`: sending `{prop}` now also requires {value}",
+    "keep the dependency optional",
     what="Reports a `dependentRequired` entry that makes a property require others when present.",
     why="Calls that sent the property alone are now rejected.",
     example="""
@@ -236,7 +322,10 @@ DEPENDENT_REQUIRED_ADDED = _input(
 )
 
 DEPENDENT_SCHEMA_ADDED = _input(
-    "CTR038", "input-dependent-schema-added", "dependent-schema", "added",
+    "CTR038",
+    "input-dependent-schema-added",
+    "dependent-schema",
+    "added",
     "`{path}`: new or changed `dependentSchemas` constraint applies when `{prop}` is sent",
     "make the constraint hold for every old call that sends `{prop}`",
     what="Reports a `dependentSchemas` entry that is new or different.",
@@ -248,8 +337,12 @@ DEPENDENT_SCHEMA_ADDED = _input(
 )
 
 DEFAULT_CHANGED = _input(
-    "CTR039", "input-default-changed", "default", "changed",
-    "`{path}`: default changed from {old} to {new}", "callers that omit `{path}` get the new behaviour",
+    "CTR039",
+    "input-default-changed",
+    "default",
+    "changed",
+    "`{path}`: default changed from {old} to {new}",
+    "callers that omit `{path}` get the new behaviour",
     severity="warning",
     what="Reports a property whose documented `default` changed.",
     why="Callers that omit the property silently get different behaviour.",
@@ -260,8 +353,12 @@ DEFAULT_CHANGED = _input(
 )
 
 OPTIONAL_PROPERTY_ADDED = _input(
-    "CTR040", "input-optional-property-added", "property", "added",
-    "optional property `{path}` added", "mention it in agents that should use it",
+    "CTR040",
+    "input-optional-property-added",
+    "property",
+    "added",
+    "optional property `{path}` added",
+    "mention it in agents that should use it",
     severity="info",
     what="Reports a new optional property.",
     why="Nothing breaks: undeclared properties are not part of the contract. It costs a few context tokens.",
@@ -271,8 +368,12 @@ OPTIONAL_PROPERTY_ADDED = _input(
 )
 
 TYPE_WIDENED = _input(
-    "CTR041", "input-type-widened", "type", "widened",
-    "`{path}`: type widened from `{old}` to `{new}`", "nothing breaks; update callers that want the new type",
+    "CTR041",
+    "input-type-widened",
+    "type",
+    "widened",
+    "`{path}`: type widened from `{old}` to `{new}`",
+    "nothing breaks; update callers that want the new type",
     severity="info",
     what="Reports a value that accepts more JSON types than before (including `null`).",
     why="Nothing breaks; models may start sending the new type.",
@@ -282,8 +383,12 @@ TYPE_WIDENED = _input(
 )
 
 ENUM_VALUE_ADDED = _input(
-    "CTR042", "input-enum-value-added", "enum", "value-added",
-    "`{path}`: enum value {value} added", "nothing breaks",
+    "CTR042",
+    "input-enum-value-added",
+    "enum",
+    "value-added",
+    "`{path}`: enum value {value} added",
+    "nothing breaks",
     severity="info",
     what="Reports a value added to an `enum`.",
     why="Nothing breaks; the new value is a new capability.",
@@ -293,8 +398,12 @@ ENUM_VALUE_ADDED = _input(
 )
 
 BOUND_LOOSENED = _input(
-    "CTR043", "input-bound-loosened", "bound", "loosened",
-    "`{path}`: `{keyword}` loosened from {old} to {new}", "nothing breaks",
+    "CTR043",
+    "input-bound-loosened",
+    "bound",
+    "loosened",
+    "`{path}`: `{keyword}` loosened from {old} to {new}",
+    "nothing breaks",
     severity="info",
     what="Reports a bound that accepts more values than before.",
     why="Nothing breaks.",
@@ -304,8 +413,12 @@ BOUND_LOOSENED = _input(
 )
 
 PROPERTY_BECAME_OPTIONAL = _input(
-    "CTR044", "input-property-became-optional", "required", "became-optional",
-    "property `{path}` is no longer required", "nothing breaks; check the default the server now applies",
+    "CTR044",
+    "input-property-became-optional",
+    "required",
+    "became-optional",
+    "property `{path}` is no longer required",
+    "nothing breaks; check the default the server now applies",
     severity="info",
     what="Reports a required property that became optional.",
     why="Nothing breaks; callers may start omitting it and get the server's default.",
@@ -315,8 +428,12 @@ PROPERTY_BECAME_OPTIONAL = _input(
 )
 
 PROPERTY_DESCRIPTION_CHANGED = _input(
-    "CTR045", "input-property-description-changed", "description", "changed",
-    "`{path}`: description changed", "run `quiver route-test` if the wording guides argument choice",
+    "CTR045",
+    "input-property-description-changed",
+    "description",
+    "changed",
+    "`{path}`: description changed",
+    "run `quiver route-test` if the wording guides argument choice",
     severity="info",
     what="Reports a property whose description changed beyond whitespace.",
     why="Models fill arguments from the descriptions; new wording can change the values they send.",
@@ -326,9 +443,30 @@ PROPERTY_DESCRIPTION_CHANGED = _input(
 )
 
 INPUT_RULES = (
-    REQUIRED_PROPERTY_ADDED, PROPERTY_BECAME_REQUIRED, PROPERTY_REMOVED, PROPERTY_UNLISTED, TYPE_NARROWED,
-    ENUM_VALUE_REMOVED, ENUM_ADDED, CONST_CHANGED, BOUND_TIGHTENED, PATTERN_ADDED, PATTERN_CHANGED, FORMAT_ADDED,
-    FORMAT_CHANGED, ADDITIONAL_PROPERTIES_CLOSED, COMPOSITION_BRANCH_REMOVED, COMPOSITION_ADDED, ITEMS_CLOSED,
-    DEPENDENT_REQUIRED_ADDED, DEPENDENT_SCHEMA_ADDED, DEFAULT_CHANGED, OPTIONAL_PROPERTY_ADDED, TYPE_WIDENED,
-    ENUM_VALUE_ADDED, BOUND_LOOSENED, PROPERTY_BECAME_OPTIONAL, PROPERTY_DESCRIPTION_CHANGED,
+    REQUIRED_PROPERTY_ADDED,
+    PROPERTY_BECAME_REQUIRED,
+    PROPERTY_REMOVED,
+    PROPERTY_UNLISTED,
+    TYPE_NARROWED,
+    ENUM_VALUE_REMOVED,
+    ENUM_ADDED,
+    CONST_CHANGED,
+    BOUND_TIGHTENED,
+    PATTERN_ADDED,
+    PATTERN_CHANGED,
+    FORMAT_ADDED,
+    FORMAT_CHANGED,
+    ADDITIONAL_PROPERTIES_CLOSED,
+    COMPOSITION_BRANCH_REMOVED,
+    COMPOSITION_ADDED,
+    ITEMS_CLOSED,
+    DEPENDENT_REQUIRED_ADDED,
+    DEPENDENT_SCHEMA_ADDED,
+    DEFAULT_CHANGED,
+    OPTIONAL_PROPERTY_ADDED,
+    TYPE_WIDENED,
+    ENUM_VALUE_ADDED,
+    BOUND_LOOSENED,
+    PROPERTY_BECAME_OPTIONAL,
+    PROPERTY_DESCRIPTION_CHANGED,
 )

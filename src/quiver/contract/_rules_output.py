@@ -6,25 +6,48 @@ from quiver.contract._ruledoc import rule_doc
 from quiver.model import Severity
 from quiver.rules import Rule
 
-_RESULT = "A result (`structuredContent`) valid under the new `outputSchema` and invalid under the old, confirmed " \
-          "with jsonschema. If none is confirmed, the finding is a warning saying so."
+_RESULT = (
+    "A result (`structuredContent`) valid under the new `outputSchema` and invalid under the old, confirmed "
+    "with jsonschema. If none is confirmed, the finding is a warning saying so."
+)
 _SOFT = "A warning rather than an error: callers rarely depend on it, but strict ones validate results."
 
 
 def _output(
-    code: str, name: str, kind: str, action: str, message: str, hint: str, *, severity: Severity = "error",
-    what: str, why: str, example: str, fix: str, witness: str = _RESULT,
+    code: str,
+    name: str,
+    kind: str,
+    action: str,
+    message: str,
+    hint: str,
+    *,
+    severity: Severity = "error",
+    what: str,
+    why: str,
+    example: str,
+    fix: str,
+    witness: str = _RESULT,
 ) -> Rule:
     return Rule(
-        code=code, name=name, severity=severity, direction="output", kind=kind, action=action,
-        message="tool `{tool}`: " + message, hint=hint,
+        code=code,
+        name=name,
+        severity=severity,
+        direction="output",
+        kind=kind,
+        action=action,
+        message="tool `{tool}`: " + message,
+        hint=hint,
         doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
     )
 
 
 REQUIRED_PROPERTY_REMOVED = _output(
-    "CTR052", "output-required-property-removed", "required", "removed",
-    "result property `{path}` was required and is gone", "keep returning `{path}`",
+    "CTR052",
+    "output-required-property-removed",
+    "required",
+    "removed",
+    "result property `{path}` was required and is gone",
+    "keep returning `{path}`",
     what="Reports a result property that the old `outputSchema` required and the new one does not declare.",
     why="Callers read the property from every result; new results lack it.",
     example="""Old `{"required": ["id", "url"]}`, new `{"required": ["id"]}` with `url` gone.""",
@@ -32,8 +55,12 @@ REQUIRED_PROPERTY_REMOVED = _output(
 )
 
 PROPERTY_BECAME_OPTIONAL = _output(
-    "CTR053", "output-property-became-optional", "required", "became-optional",
-    "result property `{path}` is no longer required", "keep `{path}` required, or tell callers it may be missing",
+    "CTR053",
+    "output-property-became-optional",
+    "required",
+    "became-optional",
+    "result property `{path}` is no longer required",
+    "keep `{path}` required, or tell callers it may be missing",
     what="Reports a result property that was required and is now optional.",
     why="Callers that read it unconditionally fail on results without it.",
     example="""Old `"required": ["id", "url"]`, new `"required": ["id"]`.""",
@@ -41,8 +68,12 @@ PROPERTY_BECAME_OPTIONAL = _output(
 )
 
 TYPE_WIDENED = _output(
-    "CTR054", "output-type-widened", "type", "widened",
-    "`{path}`: result type widened from `{old}` to `{new}`", "return only the old types",
+    "CTR054",
+    "output-type-widened",
+    "type",
+    "widened",
+    "`{path}`: result type widened from `{old}` to `{new}`",
+    "return only the old types",
     what="Reports a result value that may now have more JSON types (including `null`).",
     why="Callers parse the old type; a value of the new type (often `null`) breaks them.",
     example="""Old `{"count": {"type": "integer"}}`, new `{"count": {"type": ["integer", "null"]}}`.""",
@@ -50,8 +81,12 @@ TYPE_WIDENED = _output(
 )
 
 ENUM_VALUE_ADDED = _output(
-    "CTR055", "output-enum-value-added", "enum", "value-added",
-    "`{path}`: result enum value {value} added", "make sure callers handle unknown values",
+    "CTR055",
+    "output-enum-value-added",
+    "enum",
+    "value-added",
+    "`{path}`: result enum value {value} added",
+    "make sure callers handle unknown values",
     severity="warning",
     what="Reports a value added to an `enum` of a result.",
     why="Exhaustive switches on the old values miss the new one. " + _SOFT,
@@ -60,8 +95,12 @@ ENUM_VALUE_ADDED = _output(
 )
 
 ENUM_REMOVED = _output(
-    "CTR056", "output-enum-removed", "enum", "removed",
-    "`{path}`: result values are no longer restricted to an enum", "restore the enum if the values are still fixed",
+    "CTR056",
+    "output-enum-removed",
+    "enum",
+    "removed",
+    "`{path}`: result values are no longer restricted to an enum",
+    "restore the enum if the values are still fixed",
     severity="warning",
     what="Reports a result value that was restricted to an `enum` and no longer is.",
     why="Callers that switch over the old values meet values outside them. " + _SOFT,
@@ -70,8 +109,12 @@ ENUM_REMOVED = _output(
 )
 
 CONST_CHANGED = _output(
-    "CTR057", "output-const-changed", "const", "changed",
-    "`{path}`: result const changed from {old} to {new}", "keep the old constant",
+    "CTR057",
+    "output-const-changed",
+    "const",
+    "changed",
+    "`{path}`: result const changed from {old} to {new}",
+    "keep the old constant",
     what="Reports a result `const` whose value changed.",
     why="Callers that check the constant (a version or kind tag) reject every new result.",
     example="""Old `{"kind": {"const": "v1"}}`, new `{"kind": {"const": "v2"}}`.""",
@@ -79,8 +122,12 @@ CONST_CHANGED = _output(
 )
 
 BOUND_LOOSENED = _output(
-    "CTR058", "output-bound-loosened", "bound", "loosened",
-    "`{path}`: result `{keyword}` loosened from {old} to {new}", "tell callers about the wider range",
+    "CTR058",
+    "output-bound-loosened",
+    "bound",
+    "loosened",
+    "`{path}`: result `{keyword}` loosened from {old} to {new}",
+    "tell callers about the wider range",
     severity="warning",
     what="Reports a result bound that allows more values than before.",
     why="Callers that sized buffers or pages on the old bound may overflow. " + _SOFT,
@@ -89,8 +136,12 @@ BOUND_LOOSENED = _output(
 )
 
 PATTERN_REMOVED = _output(
-    "CTR059", "output-pattern-removed", "pattern", "removed",
-    "`{path}`: result pattern `{old}` removed", "tell callers the strings are free-form now",
+    "CTR059",
+    "output-pattern-removed",
+    "pattern",
+    "removed",
+    "`{path}`: result pattern `{old}` removed",
+    "tell callers the strings are free-form now",
     severity="warning",
     what="Reports a result string that lost its `pattern`.",
     why="Callers that parse the string by the old pattern fail on other strings. " + _SOFT,
@@ -99,8 +150,12 @@ PATTERN_REMOVED = _output(
 )
 
 PATTERN_CHANGED = _output(
-    "CTR060", "output-pattern-changed", "pattern", "changed",
-    "`{path}`: result pattern changed from `{old}` to `{new}`", "tell callers about the new shape",
+    "CTR060",
+    "output-pattern-changed",
+    "pattern",
+    "changed",
+    "`{path}`: result pattern changed from `{old}` to `{new}`",
+    "tell callers about the new shape",
     severity="warning",
     what="Reports a result string whose `pattern` now admits strings the old one did not.",
     why="Callers that parse by the old pattern fail. " + _SOFT,
@@ -109,8 +164,12 @@ PATTERN_CHANGED = _output(
 )
 
 FORMAT_REMOVED = _output(
-    "CTR061", "output-format-removed", "format", "removed",
-    "`{path}`: result format `{old}` removed", "keep the format if the values still follow it",
+    "CTR061",
+    "output-format-removed",
+    "format",
+    "removed",
+    "`{path}`: result format `{old}` removed",
+    "keep the format if the values still follow it",
     severity="warning",
     what="Reports a result string that lost its `format`.",
     why="Callers that parse the value (a date, a URI) may fail. " + _SOFT,
@@ -119,8 +178,12 @@ FORMAT_REMOVED = _output(
 )
 
 FORMAT_CHANGED = _output(
-    "CTR062", "output-format-changed", "format", "changed",
-    "`{path}`: result format changed from `{old}` to `{new}`", "tell callers about the new format",
+    "CTR062",
+    "output-format-changed",
+    "format",
+    "changed",
+    "`{path}`: result format changed from `{old}` to `{new}`",
+    "tell callers about the new format",
     severity="warning",
     what="Reports a result string whose `format` changed.",
     why="Callers parse by the old format. " + _SOFT,
@@ -129,8 +192,12 @@ FORMAT_CHANGED = _output(
 )
 
 ADDITIONAL_PROPERTIES_OPENED = _output(
-    "CTR063", "output-additional-properties-opened", "additional-properties", "opened",
-    "`{path}`: results may now carry undeclared properties", "declare the new properties",
+    "CTR063",
+    "output-additional-properties-opened",
+    "additional-properties",
+    "opened",
+    "`{path}`: results may now carry undeclared properties",
+    "declare the new properties",
     severity="warning",
     what="Reports a result object that forbade undeclared properties and now allows them.",
     why="Strict callers that validate results reject extra keys. " + _SOFT,
@@ -139,8 +206,12 @@ ADDITIONAL_PROPERTIES_OPENED = _output(
 )
 
 COMPOSITION_BRANCH_ADDED = _output(
-    "CTR064", "output-composition-branch-added", "composition", "branch-added",
-    "`{path}`: results may take a new `{keyword}` shape (alternative #{value})", "tell callers about the new shape",
+    "CTR064",
+    "output-composition-branch-added",
+    "composition",
+    "branch-added",
+    "`{path}`: results may take a new `{keyword}` shape (alternative #{value})",
+    "tell callers about the new shape",
     severity="warning",
     what="Reports an `anyOf`/`oneOf` alternative of the new result schema that no old alternative covered.",
     why="Callers handle the old shapes only. " + _SOFT,
@@ -149,8 +220,12 @@ COMPOSITION_BRANCH_ADDED = _output(
 )
 
 COMPOSITION_REMOVED = _output(
-    "CTR065", "output-composition-removed", "composition", "removed",
-    "`{path}`: results no longer follow the old `{keyword}` alternatives", "restore the alternatives",
+    "CTR065",
+    "output-composition-removed",
+    "composition",
+    "removed",
+    "`{path}`: results no longer follow the old `{keyword}` alternatives",
+    "restore the alternatives",
     severity="warning",
     what="Reports a result node whose old `anyOf`/`oneOf` no longer constrains new results.",
     why="Callers dispatch on the old alternatives and meet other shapes. " + _SOFT,
@@ -159,8 +234,12 @@ COMPOSITION_REMOVED = _output(
 )
 
 PROPERTY_ADDED = _output(
-    "CTR066", "output-property-added", "property", "added",
-    "result property `{path}` added", "nothing breaks",
+    "CTR066",
+    "output-property-added",
+    "property",
+    "added",
+    "result property `{path}` added",
+    "nothing breaks",
     severity="info",
     what="Reports a property the new result schema declares and the old one did not.",
     why="Nothing breaks for callers that ignore unknown keys.",
@@ -170,8 +249,12 @@ PROPERTY_ADDED = _output(
 )
 
 OPTIONAL_PROPERTY_REMOVED = _output(
-    "CTR067", "output-optional-property-removed", "property", "removed",
-    "optional result property `{path}` removed", "tell callers that read `{path}`",
+    "CTR067",
+    "output-optional-property-removed",
+    "property",
+    "removed",
+    "optional result property `{path}` removed",
+    "tell callers that read `{path}`",
     severity="warning",
     what="Reports an optional result property that the new schema no longer declares.",
     why="Callers that used the property when present never see it again; nothing fails loudly.",
@@ -181,8 +264,20 @@ OPTIONAL_PROPERTY_REMOVED = _output(
 )
 
 OUTPUT_RULES = (
-    REQUIRED_PROPERTY_REMOVED, PROPERTY_BECAME_OPTIONAL, TYPE_WIDENED, ENUM_VALUE_ADDED, ENUM_REMOVED,
-    CONST_CHANGED, BOUND_LOOSENED, PATTERN_REMOVED, PATTERN_CHANGED, FORMAT_REMOVED, FORMAT_CHANGED,
-    ADDITIONAL_PROPERTIES_OPENED, COMPOSITION_BRANCH_ADDED, COMPOSITION_REMOVED, PROPERTY_ADDED,
+    REQUIRED_PROPERTY_REMOVED,
+    PROPERTY_BECAME_OPTIONAL,
+    TYPE_WIDENED,
+    ENUM_VALUE_ADDED,
+    ENUM_REMOVED,
+    CONST_CHANGED,
+    BOUND_LOOSENED,
+    PATTERN_REMOVED,
+    PATTERN_CHANGED,
+    FORMAT_REMOVED,
+    FORMAT_CHANGED,
+    ADDITIONAL_PROPERTIES_OPENED,
+    COMPOSITION_BRANCH_ADDED,
+    COMPOSITION_REMOVED,
+    PROPERTY_ADDED,
     OPTIONAL_PROPERTY_REMOVED,
 )

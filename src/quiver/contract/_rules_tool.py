@@ -5,11 +5,18 @@ from __future__ import annotations
 from quiver.contract._ruledoc import rule_doc
 from quiver.rules import Rule
 
-_SPEC = "MCP specification, `ToolAnnotations` (defaults: readOnlyHint false, destructiveHint true, " \
-        "idempotentHint false, openWorldHint true; destructive and idempotent apply only when not read-only)"
+_SPEC = (
+    "MCP specification, `ToolAnnotations` (defaults: readOnlyHint false, destructiveHint true, "
+    "idempotentHint false, openWorldHint true; destructive and idempotent apply only when not read-only)"
+)
 
 TOOL_REMOVED = Rule(
-    code="CTR001", name="tool-removed", severity="error", direction="tool", kind="tool", action="removed",
+    code="CTR001",
+    name="tool-removed",
+    severity="error",
+    direction="tool",
+    kind="tool",
+    action="removed",
     message="tool `{tool}` was removed",
     hint="keep the tool (perhaps as a deprecated alias) or update every agent and prompt that calls it",
     doc=rule_doc(
@@ -19,30 +26,40 @@ TOOL_REMOVED = Rule(
         Old catalog `{search_code, get_me}`, new catalog `{get_me}`.
         Use instead: keep `search_code`, or rename it with an alias.""",
         fix="Keep the tool, or serve the old name as an alias of its replacement. When the removal is intended, "
-            "accept the finding with a reason in the ignore file.",
+        "accept the finding with a reason in the ignore file.",
         witness="None: any call of the tool by name fails.",
     ),
 )
 
 TOOL_RENAMED = Rule(
-    code="CTR002", name="tool-renamed", severity="error", direction="tool", kind="tool", action="renamed",
+    code="CTR002",
+    name="tool-renamed",
+    severity="error",
+    direction="tool",
+    kind="tool",
+    action="renamed",
     message="tool `{tool}` was removed; renamed to `{new_name}`",
     hint="serve `{tool}` as an alias of `{new_name}` until every caller has moved",
     doc=rule_doc(
         what="Reports a removed tool when an added tool is near-identical to it (name, description and schema "
-             "similarity of at least 0.8): the tool was renamed.",
+        "similarity of at least 0.8): the tool was renamed.",
         why="Callers of the old name fail exactly as for a removal; the new name tells them where to go.",
         example="""
         Old `list_workflows`, new `actions_list` with the same description and schema.
         Use instead: serve both names while callers migrate.""",
         fix="Serve the old name as a deprecated alias (github-mcp-server keeps `DeprecatedToolAliases`), or update "
-            "agents to the new name. A false match means the similarity threshold was met by chance: accept it.",
+        "agents to the new name. A false match means the similarity threshold was met by chance: accept it.",
         witness="None: any call by the old name fails.",
     ),
 )
 
 TOOL_ADDED = Rule(
-    code="CTR003", name="tool-added", severity="info", direction="tool", kind="tool", action="added",
+    code="CTR003",
+    name="tool-added",
+    severity="info",
+    direction="tool",
+    kind="tool",
+    action="added",
     message="tool `{tool}` was added",
     hint="check the context budget (`quiver compile`) and whether agents should list it",
     doc=rule_doc(
@@ -55,7 +72,11 @@ TOOL_ADDED = Rule(
 )
 
 TOOL_DESCRIPTION_CHANGED = Rule(
-    code="CTR004", name="tool-description-changed", severity="info", direction="tool", kind="description",
+    code="CTR004",
+    name="tool-description-changed",
+    severity="info",
+    direction="tool",
+    kind="description",
     action="changed",
     message="tool `{tool}`: description changed",
     hint="run `quiver route-test` to check that queries still reach the right tool",
@@ -70,8 +91,12 @@ TOOL_DESCRIPTION_CHANGED = Rule(
 )
 
 READ_ONLY_HINT_WEAKENED = Rule(
-    code="CTR010", name="read-only-hint-weakened", severity="error", direction="annotations",
-    kind="read-only-hint", action="weakened",
+    code="CTR010",
+    name="read-only-hint-weakened",
+    severity="error",
+    direction="annotations",
+    kind="read-only-hint",
+    action="weakened",
     message="tool `{tool}`: `readOnlyHint` went from {old} to {new}: the tool may now modify its environment",
     hint="review the policy that auto-approved `{tool}` as read-only",
     doc=rule_doc(
@@ -86,13 +111,17 @@ READ_ONLY_HINT_WEAKENED = Rule(
 )
 
 DESTRUCTIVE_HINT_WEAKENED = Rule(
-    code="CTR011", name="destructive-hint-weakened", severity="error", direction="annotations",
-    kind="destructive-hint", action="weakened",
+    code="CTR011",
+    name="destructive-hint-weakened",
+    severity="error",
+    direction="annotations",
+    kind="destructive-hint",
+    action="weakened",
     message="tool `{tool}`: `destructiveHint` went from {old} to {new}: the tool may now destroy data",
     hint="review the policy for `{tool}`; write `destructiveHint: false` again only if its updates stay additive",
     doc=rule_doc(
         what="Reports a writing tool whose `destructiveHint` went from false to true, or was dropped (the default "
-             "is true).",
+        "is true).",
         why="Policies let non-destructive writes through and stop destructive ones; the tool changed class.",
         example="""
         Old `{"readOnlyHint": false, "destructiveHint": false}`, new `{"readOnlyHint": false}`.""",
@@ -103,14 +132,18 @@ DESTRUCTIVE_HINT_WEAKENED = Rule(
 )
 
 IDEMPOTENT_HINT_WEAKENED = Rule(
-    code="CTR012", name="idempotent-hint-weakened", severity="warning", direction="annotations",
-    kind="idempotent-hint", action="weakened",
+    code="CTR012",
+    name="idempotent-hint-weakened",
+    severity="warning",
+    direction="annotations",
+    kind="idempotent-hint",
+    action="weakened",
     message="tool `{tool}`: `idempotentHint` went from {old} to {new}: retries are no longer safe",
     hint="stop retrying `{tool}` automatically",
     doc=rule_doc(
         what="Reports a writing tool whose `idempotentHint` went from true to false or was dropped.",
         why="Runtimes retry idempotent calls after a timeout; a retried non-idempotent call can act twice. A warning "
-            "rather than an error: nothing runs without review that did not before.",
+        "rather than an error: nothing runs without review that did not before.",
         example="""
         Old `{"idempotentHint": true}`, new `{"idempotentHint": false}`.""",
         fix="Turn off automatic retries for the tool, or restore idempotency on the server.",
@@ -120,14 +153,18 @@ IDEMPOTENT_HINT_WEAKENED = Rule(
 )
 
 OPEN_WORLD_HINT_WEAKENED = Rule(
-    code="CTR013", name="open-world-hint-weakened", severity="warning", direction="annotations",
-    kind="open-world-hint", action="weakened",
+    code="CTR013",
+    name="open-world-hint-weakened",
+    severity="warning",
+    direction="annotations",
+    kind="open-world-hint",
+    action="weakened",
     message="tool `{tool}`: `openWorldHint` went from {old} to {new}: the tool now reaches outside systems",
     hint="check data-exfiltration policy for `{tool}`",
     doc=rule_doc(
         what="Reports a tool whose `openWorldHint` went from false to true or was dropped (the default is true).",
         why="A closed-world tool only touches its own store; an open-world one talks to external entities, which "
-            "matters for prompt injection and data leaving the system. A warning: the risk class grew.",
+        "matters for prompt injection and data leaving the system. A warning: the risk class grew.",
         example="""
         Old `{"openWorldHint": false}`, new `{}`.""",
         fix="Review what the tool may now send or fetch; restore the hint if it was dropped by accident.",
@@ -137,21 +174,29 @@ OPEN_WORLD_HINT_WEAKENED = Rule(
 )
 
 OUTPUT_SCHEMA_ADDED = Rule(
-    code="CTR050", name="output-schema-added", severity="info", direction="output", kind="output-schema",
+    code="CTR050",
+    name="output-schema-added",
+    severity="info",
+    direction="output",
+    kind="output-schema",
     action="added",
     message="tool `{tool}`: `outputSchema` added; results now carry `structuredContent`",
     hint="callers may start reading `structuredContent` instead of parsing text",
     doc=rule_doc(
         what="Reports a tool that now declares an `outputSchema`.",
         why="Nothing breaks: results gain a typed `structuredContent` that callers may use.",
-        example="Old tool without `outputSchema`, new tool with `{\"type\": \"object\", ...}`.",
+        example='Old tool without `outputSchema`, new tool with `{"type": "object", ...}`.',
         fix="Nothing to fix.",
         witness="None: a new guarantee cannot break a caller.",
     ),
 )
 
 OUTPUT_SCHEMA_REMOVED = Rule(
-    code="CTR051", name="output-schema-removed", severity="error", direction="output", kind="output-schema",
+    code="CTR051",
+    name="output-schema-removed",
+    severity="error",
+    direction="output",
+    kind="output-schema",
     action="removed",
     message="tool `{tool}`: `outputSchema` removed; results no longer promise `structuredContent`",
     hint="keep the `outputSchema`, or update callers that read `structuredContent`",
@@ -165,7 +210,12 @@ OUTPUT_SCHEMA_REMOVED = Rule(
 )
 
 AGENT_TOOL_LOST = Rule(
-    code="CTR070", name="agent-tool-lost", severity="warning", direction="agent", kind="tool", action="removed",
+    code="CTR070",
+    name="agent-tool-lost",
+    severity="warning",
+    direction="agent",
+    kind="tool",
+    action="removed",
     message="agent `{agent}` lost tool `{tool}`",
     hint="check that `{agent}` can still do its job without `{tool}`",
     doc=rule_doc(
@@ -178,13 +228,18 @@ AGENT_TOOL_LOST = Rule(
 )
 
 AGENT_TOOL_LOAD_CHANGED = Rule(
-    code="CTR071", name="agent-tool-load-changed", severity="info", direction="agent", kind="load", action="changed",
+    code="CTR071",
+    name="agent-tool-load-changed",
+    severity="info",
+    direction="agent",
+    kind="load",
+    action="changed",
     message="agent `{agent}`: tool `{server}/{tool}` is now {after}, was {before} ({reason})",
     hint="run `quiver route-test`; pin the tool's loading in the agent if the change was not intended",
     doc=rule_doc(
         what="Reports a tool of an agent that moved between preloaded and deferred loading.",
         why="A preloaded tool is in every prompt; a deferred one is found by tool search first. Routing, latency "
-            "and the context budget all shift. Nothing breaks, so it is info.",
+        "and the context budget all shift. Nothing breaks, so it is info.",
         example="Base: `search_code` preloaded; head: the server grew past the preload budget and it is deferred.",
         fix="Run `quiver route-test`; pin the tool (`preload_tools`) if it must stay preloaded.",
         witness="None: the tool is still callable either way.",

@@ -261,8 +261,14 @@ def _emit_one(op: str, arg: Any) -> str:
     raise _Unsupported(op)
 
 
-_CATEGORY = {"CATEGORY_DIGIT": "0", "CATEGORY_WORD": "a", "CATEGORY_SPACE": " ", "CATEGORY_NOT_DIGIT": "a",
-             "CATEGORY_NOT_WORD": "-", "CATEGORY_NOT_SPACE": "a"}
+_CATEGORY = {
+    "CATEGORY_DIGIT": "0",
+    "CATEGORY_WORD": "a",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_DIGIT": "a",
+    "CATEGORY_NOT_WORD": "-",
+    "CATEGORY_NOT_SPACE": "a",
+}
 
 
 def _emit_class(members: Any) -> str:

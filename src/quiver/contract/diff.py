@@ -41,16 +41,18 @@ class _Where:
         return rule.finding(location=self.location, server=self.server, tool=self.tool, **values)
 
 
-def diff_tool(old: Mapping[str, JSON], new: Mapping[str, JSON], *, server: str,
-              location: Location | None = None) -> list[Finding]:
+def diff_tool(
+    old: Mapping[str, JSON], new: Mapping[str, JSON], *, server: str, location: Location | None = None
+) -> list[Finding]:
     """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted."""
     at = _Where(server, str(new.get("name") or old.get("name") or ""), location)
     findings: list[Finding] = []
     if _words(old.get("description")) != _words(new.get("description")):
         findings.append(at.finding(tool_rules.TOOL_DESCRIPTION_CHANGED))
     findings += _annotations(old.get("annotations"), new.get("annotations"), at)
-    findings += _schema("input", old.get("inputSchema", DEFAULT_INPUT_SCHEMA),
-                        new.get("inputSchema", DEFAULT_INPUT_SCHEMA), at)
+    findings += _schema(
+        "input", old.get("inputSchema", DEFAULT_INPUT_SCHEMA), new.get("inputSchema", DEFAULT_INPUT_SCHEMA), at
+    )
     if "outputSchema" in old and "outputSchema" not in new:
         findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_REMOVED))
     elif "outputSchema" in new and "outputSchema" not in old:
@@ -60,8 +62,13 @@ def diff_tool(old: Mapping[str, JSON], new: Mapping[str, JSON], *, server: str,
     return sort_findings(findings)
 
 
-def diff_catalogs(old: Mapping[str, Mapping[str, JSON]], new: Mapping[str, Mapping[str, JSON]], *, server: str,
-                  locations: Mapping[str, Location] | None = None) -> list[Finding]:
+def diff_catalogs(
+    old: Mapping[str, Mapping[str, JSON]],
+    new: Mapping[str, Mapping[str, JSON]],
+    *,
+    server: str,
+    locations: Mapping[str, Location] | None = None,
+) -> list[Finding]:
     """Findings for two {tool name: Tool object} maps: removed, renamed and added tools, then each common tool."""
     where = locations or {}
     removed = sorted(set(old) - set(new))
@@ -84,8 +91,9 @@ def diff_catalogs(old: Mapping[str, Mapping[str, JSON]], new: Mapping[str, Mappi
     return sort_findings(findings)
 
 
-def diff_agent_tools(old: Collection[str], new: Collection[str], *, agent: str,
-                     location: Location | None = None) -> list[Finding]:
+def diff_agent_tools(
+    old: Collection[str], new: Collection[str], *, agent: str, location: Location | None = None
+) -> list[Finding]:
     """One warning per tool the agent could use before and cannot use now."""
     return [
         tool_rules.AGENT_TOOL_LOST.finding(location=location, agent=agent, tool=name)
@@ -93,13 +101,23 @@ def diff_agent_tools(old: Collection[str], new: Collection[str], *, agent: str,
     ]
 
 
-def diff_agent_loads(old: Mapping[tuple[str, str], str], new: Mapping[tuple[str, str], str], *, agent: str,
-                     location: Location | None = None, reasons: Mapping[tuple[str, str], str] | None = None
-                     ) -> list[Finding]:
+def diff_agent_loads(
+    old: Mapping[tuple[str, str], str],
+    new: Mapping[tuple[str, str], str],
+    *,
+    agent: str,
+    location: Location | None = None,
+    reasons: Mapping[tuple[str, str], str] | None = None,
+) -> list[Finding]:
     """One info finding per (server, tool) of an agent whose loading ("preloaded"/"deferred") changed."""
     return [
         tool_rules.AGENT_TOOL_LOAD_CHANGED.finding(
-            location=location, agent=agent, server=server, tool=name, before=old[(server, name)], after=load,
+            location=location,
+            agent=agent,
+            server=server,
+            tool=name,
+            before=old[(server, name)],
+            after=load,
             reason=(reasons or {}).get((server, name), "no reason recorded"),
         )
         for (server, name), load in sorted(new.items())
@@ -110,8 +128,11 @@ def diff_agent_loads(old: Mapping[tuple[str, str], str], new: Mapping[tuple[str,
 def match_renames(removed: Mapping[str, Mapping[str, JSON]], added: Mapping[str, Mapping[str, JSON]]) -> dict[str, str]:
     """Pair removed with added tools that are near-identical (best pairs first); {old name: new name}."""
     scored = sorted(
-        ((similarity(old, new), old_name, new_name)
-         for old_name, old in removed.items() for new_name, new in added.items()),
+        (
+            (similarity(old, new), old_name, new_name)
+            for old_name, old in removed.items()
+            for new_name, new in added.items()
+        ),
         key=lambda item: (-item[0], item[1], item[2]),
     )
     pairs: dict[str, str] = {}
@@ -125,6 +146,7 @@ def match_renames(removed: Mapping[str, Mapping[str, JSON]], added: Mapping[str,
 
 def similarity(old: Mapping[str, JSON], new: Mapping[str, JSON]) -> float:
     """0..1: name 0.2, description 0.4 and input schema 0.4 (difflib ratios)."""
+
     def ratio(a: str, b: str) -> float:
         return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
@@ -173,8 +195,7 @@ def _compare(direction: Direction, old: Document, new: Document, at: _Where) -> 
     return findings
 
 
-def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: bool,
-             at: _Where) -> Finding | None:
+def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: bool, at: _Where) -> Finding | None:
     kind, action = change.kind, change.action
     if "declaration" in change.flags:
         if kind == "property" and action == "unlisted":
@@ -200,8 +221,9 @@ def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: 
     return at.finding(rule, **template)
 
 
-def _with_witness(finding: Finding, change: Change, checker: Checker, accepting: Document,
-                  direction: Direction) -> Finding:
+def _with_witness(
+    finding: Finding, change: Change, checker: Checker, accepting: Document, direction: Direction
+) -> Finding:
     witness = build_witness(change, checker, accepting)
     if witness is None:
         return replace(finding, severity="warning", message=finding.message + UNCONFIRMED)

@@ -67,9 +67,7 @@ CONTRACT_RULES: tuple[Rule, ...] = (
     tool.AGENT_TOOL_LOAD_CHANGED,  # CTR071 info  agent/load/changed
 )
 
-RULES_BY_CELL: Mapping[Cell, Rule] = {
-    (r.direction or "", r.kind or "", r.action or ""): r for r in CONTRACT_RULES
-}
+RULES_BY_CELL: Mapping[Cell, Rule] = {(r.direction or "", r.kind or "", r.action or ""): r for r in CONTRACT_RULES}
 
 
 def rule_for(direction: str, kind: str, action: str) -> Rule | None:

@@ -21,9 +21,7 @@ TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 NUMERIC_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 LENGTH_KEYS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
 _DATA_KEYS = frozenset({"const", "enum", "default", "examples", "example"})
-_NAME_MAPS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
-)
+_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
 _OLD_DRAFTS = ("draft-04", "draft-06", "draft-07")
 _REF_HINT = "define the target under `$defs` in the same schema; remote references are not followed"
 
@@ -44,7 +42,7 @@ class Document:
         if not isinstance(root, (dict, bool)):
             raise InputError(
                 f"schema must be a JSON object or boolean, not {json_type(root)}",
-                hint="an MCP `inputSchema` is an object such as {\"type\": \"object\"}",
+                hint='an MCP `inputSchema` is an object such as {"type": "object"}',
             )
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         anchors = {name: node for name, node in _walk(root) if name}

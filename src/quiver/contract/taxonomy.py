@@ -41,10 +41,16 @@ _HINTS = ("read-only-hint", "destructive-hint", "idempotent-hint", "open-world-h
 
 def _cells() -> tuple[Cell, ...]:
     cells: list[Cell] = [
-        ("tool", "tool", "removed"), ("tool", "tool", "renamed"), ("tool", "tool", "added"),
-        ("tool", "description", "changed"), ("tool", "title", "changed"),
-        ("output", "output-schema", "added"), ("output", "output-schema", "removed"),
-        ("agent", "tool", "removed"), ("agent", "tool", "added"), ("agent", "load", "changed"),
+        ("tool", "tool", "removed"),
+        ("tool", "tool", "renamed"),
+        ("tool", "tool", "added"),
+        ("tool", "description", "changed"),
+        ("tool", "title", "changed"),
+        ("output", "output-schema", "added"),
+        ("output", "output-schema", "removed"),
+        ("agent", "tool", "removed"),
+        ("agent", "tool", "added"),
+        ("agent", "load", "changed"),
     ]
     cells += [("annotations", hint, action) for hint in _HINTS for action in ("weakened", "strengthened")]
     for direction in ("input", "output"):
@@ -56,8 +62,10 @@ def _cells() -> tuple[Cell, ...]:
 
 CELLS: tuple[Cell, ...] = _cells()
 
-_WIDER_INPUT = "widening an input cannot break a caller; only the widenings that change what a model may send " \
-               "(type, enum value, bound, required) are reported, as info"
+_WIDER_INPUT = (
+    "widening an input cannot break a caller; only the widenings that change what a model may send "
+    "(type, enum value, bound, required) are reported, as info"
+)
 _NARROWER_OUTPUT = "narrowing a result only removes results the caller already handles (output is covariant)"
 _OUTPUT_DOCS = "result documentation does not steer the model's arguments; only schema changes are compared"
 
@@ -83,10 +91,20 @@ WAIVERS: Mapping[Cell, str] = {
     **{
         ("output", kind, action): _NARROWER_OUTPUT
         for kind, action in (
-            ("type", "narrowed"), ("enum", "value-removed"), ("enum", "added"), ("bound", "tightened"),
-            ("pattern", "added"), ("format", "added"), ("required", "added"), ("required", "became-required"),
-            ("additional-properties", "closed"), ("composition", "branch-removed"), ("composition", "added"),
-            ("items", "closed"), ("dependent-required", "added"), ("dependent-schema", "added"),
+            ("type", "narrowed"),
+            ("enum", "value-removed"),
+            ("enum", "added"),
+            ("bound", "tightened"),
+            ("pattern", "added"),
+            ("format", "added"),
+            ("required", "added"),
+            ("required", "became-required"),
+            ("additional-properties", "closed"),
+            ("composition", "branch-removed"),
+            ("composition", "added"),
+            ("items", "closed"),
+            ("dependent-required", "added"),
+            ("dependent-schema", "added"),
         )
     },
     ("output", "items", "opened"): "a longer result array than the old `items: false` allowed is rare in MCP "

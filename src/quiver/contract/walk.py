@@ -88,8 +88,8 @@ class Walker:
         unique: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], Change] = {}
         for change in self.changes:
             known = unique.get(change.key)
-            unique[change.key] = change if known is None else replace(
-                known, candidates=known.candidates + change.candidates
+            unique[change.key] = (
+                change if known is None else replace(known, candidates=known.candidates + change.candidates)
             )
         return list(unique.values())
 
@@ -109,8 +109,9 @@ class Walker:
         if self.declarations and frames:
             self._declared(a, b, frames)
         if b.never:
-            self._emit("type", "narrowed", frames, lambda: self._base(a, ANY), a=describe_types(accepted_types(a)),
-                       b="nothing")
+            self._emit(
+                "type", "narrowed", frames, lambda: self._base(a, ANY), a=describe_types(accepted_types(a)), b="nothing"
+            )
             return
         parts = branch_shapes(a, self.a) if a.branches else (a,)
         if not b.branches:
@@ -141,23 +142,40 @@ class Walker:
             def candidates(part: Shape = part, probes: list[list[Change]] = probes) -> list[JSON]:
                 return [*self._base(part, base), *(c for found in probes for ch in found for c in ch.candidates)]
 
-            self._emit("composition", "branch-removed" if a.branches else "added", frames, candidates,
-                       keyword=b.branch_kind or "anyOf", value=str(index))
+            self._emit(
+                "composition",
+                "branch-removed" if a.branches else "added",
+                frames,
+                candidates,
+                keyword=b.branch_kind or "anyOf",
+                value=str(index),
+            )
 
     def _probe(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> list[Change]:
         child = Walker(self.a, self.b, root=self.root, witnesses=self.witnesses, declarations=False)
         child._shapes(a, b, frames, seen)
         return child.changes
 
-    def _plain(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]],
-               declared: frozenset[str] = frozenset()) -> None:
+    def _plain(
+        self,
+        a: Shape,
+        b: Shape,
+        frames: tuple[Frame, ...],
+        seen: frozenset[tuple[str, str]],
+        declared: frozenset[str] = frozenset(),
+    ) -> None:
         ta, tb = accepted_types(a), accepted_types(b)
         listed = TYPES if ta is None else tuple(t for t in TYPES if t in ta)
         missing = [t for t in listed if not covers(tb, t)]
         if missing:
-            self._emit("type", "narrowed", frames,
-                       lambda: [v for t in missing for v in cand.of_type(a, t, self.a)],
-                       a=describe_types(ta), b=describe_types(tb))
+            self._emit(
+                "type",
+                "narrowed",
+                frames,
+                lambda: [v for t in missing for v in cand.of_type(a, t, self.a)],
+                a=describe_types(ta),
+                b=describe_types(tb),
+            )
         common = {t for t in listed if covers(tb, t)} | ({"integer"} if tb and "integer" in tb else set())
         if ta is not None and "integer" not in ta and "number" not in ta:
             common -= {"integer"}
@@ -185,8 +203,14 @@ class Walker:
         allowed = b.enum or ()
         keys = {value_key(v) for v in allowed}
         if a.enum is None:
-            self._emit("enum", "added", frames, lambda: cand.outside_enum(a, allowed, self.a, self._base(a, ANY)),
-                       a="any", b=show(list(allowed)))
+            self._emit(
+                "enum",
+                "added",
+                frames,
+                lambda: cand.outside_enum(a, allowed, self.a, self._base(a, ANY)),
+                a="any",
+                b=show(list(allowed)),
+            )
         elif a.const and b.const and value_key(a.enum[0]) not in keys:
             value = a.enum[0]
             self._emit("const", "changed", frames, lambda: [value], a=show(value), b=show(allowed[0]))
@@ -203,12 +227,26 @@ class Walker:
             old, new = side(a, integer), side(b, integer)
             if stricter(new, old, lower=keyword == "minimum"):
                 name = ("exclusiveM" + keyword[1:]) if new[1] else keyword
-                self._emit("bound", "tightened", frames, pool, keyword=name, a=bound_text(old, keyword),
-                           b=bound_text(new, keyword))
+                self._emit(
+                    "bound",
+                    "tightened",
+                    frames,
+                    pool,
+                    keyword=name,
+                    a=bound_text(old, keyword),
+                    b=bound_text(new, keyword),
+                )
         step_a, step_b = a.numeric.get("multipleOf"), b.numeric.get("multipleOf")
         if step_b and not (step_a and float(step_a / step_b).is_integer()):
-            self._emit("bound", "tightened", frames, pool, keyword="multipleOf", a=show(step_a) if step_a else "none",
-                       b=show(step_b))
+            self._emit(
+                "bound",
+                "tightened",
+                frames,
+                pool,
+                keyword="multipleOf",
+                a=show(step_a) if step_a else "none",
+                b=show(step_b),
+            )
 
     def _strings(self, a: Shape, b: Shape, frames: tuple[Frame, ...], listed: list[JSON]) -> None:
         def make(rejects: Callable[[str], bool]) -> Callable[[], list[JSON]]:
@@ -217,11 +255,23 @@ class Walker:
         self._lengths(a, b, frames, "Length", make(lambda s: not string_ok(replace(b, patterns=()), s)))
         for pattern in b.patterns:
             if pattern not in a.patterns:
-                self._emit("pattern", "changed" if a.patterns else "added", frames,
-                           make(cand.pattern_rejects(pattern)), a=a.patterns[0] if a.patterns else "none", b=pattern)
+                self._emit(
+                    "pattern",
+                    "changed" if a.patterns else "added",
+                    frames,
+                    make(cand.pattern_rejects(pattern)),
+                    a=a.patterns[0] if a.patterns else "none",
+                    b=pattern,
+                )
         if b.format and b.format != a.format:
-            self._emit("format", "changed" if a.format else "added", frames, make(lambda s: True),
-                       a=a.format or "none", b=b.format)
+            self._emit(
+                "format",
+                "changed" if a.format else "added",
+                frames,
+                make(lambda s: True),
+                a=a.format or "none",
+                b=b.format,
+            )
 
     def _lengths(
         self, a: Shape, b: Shape, frames: tuple[Frame, ...], noun: str, pool: Callable[[], list[JSON]]
@@ -230,16 +280,24 @@ class Walker:
             old, new = a.lengths.get(key), b.lengths.get(key)
             low = key.startswith("min")
             if new is not None and (old is None or (new > old if low else new < old)):
-                self._emit("bound", "tightened", frames, pool, keyword=key,
-                           a="none" if old is None else str(old), b=str(new))
+                self._emit(
+                    "bound", "tightened", frames, pool, keyword=key, a="none" if old is None else str(old), b=str(new)
+                )
 
     def _array(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> None:
         limits = (b.lengths.get("minItems"), b.lengths.get("maxItems"))
         sizes = [n + d for n in limits if n is not None for d in (-1, 1)]
         self._lengths(a, b, frames, "Items", lambda: cand.arrays(a, sizes, self.a, self._base(a, b)))
         if b.unique and not a.unique:
-            self._emit("bound", "tightened", frames, lambda: cand.arrays(a, [2], self.a, []), keyword="uniqueItems",
-                       a="false", b="true")
+            self._emit(
+                "bound",
+                "tightened",
+                frames,
+                lambda: cand.arrays(a, [2], self.a, []),
+                keyword="uniqueItems",
+                a="false",
+                b="true",
+            )
         parent = (merge(a, b), a)
         for index in range(max(len(a.prefix_items), len(b.prefix_items))):
             a_item = a.prefix_items[index] if index < len(a.prefix_items) else a.items
@@ -256,25 +314,33 @@ class Walker:
             self._node(a.items, b.items, (*frames, Frame(("item", None), *parent)), seen)
 
     def _items_closed(self, a: Shape, b: Shape, frames: tuple[Frame, ...], index: int) -> None:
-        self._emit("items", "closed", frames, lambda: cand.arrays(a, [index + 1], self.a, self._base(a, b)),
-                   value=str(index))
+        self._emit(
+            "items", "closed", frames, lambda: cand.arrays(a, [index + 1], self.a, self._base(a, b)), value=str(index)
+        )
 
-    def _object(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]],
-                declared: frozenset[str]) -> None:
+    def _object(
+        self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]], declared: frozenset[str]
+    ) -> None:
         parent = (merge(a, b), a)
         gone = [n for n in a.properties if n not in b.properties and n not in declared]
         for name in b.required:
             if name not in a.required:
                 was = next((g for g in gone if _similar(g, name)), None)
-                self._emit("required", "became-required" if name in a.properties else "added", frames,
-                           partial(self._without, a, b, name), child=name,
-                           was=f" (renamed from `{was}`?)" if was else "")
+                self._emit(
+                    "required",
+                    "became-required" if name in a.properties else "added",
+                    frames,
+                    partial(self._without, a, b, name),
+                    child=name,
+                    was=f" (renamed from `{was}`?)" if was else "",
+                )
         for name in gone:
             closed = _closed(b, name)
             sub = (*frames, Frame(("prop", name), *parent))
             if closed:
-                self._emit("property", "removed", frames, partial(self._with, a, b, name, a.properties[name]),
-                           child=name)
+                self._emit(
+                    "property", "removed", frames, partial(self._with, a, b, name, a.properties[name]), child=name
+                )
             elif (schema := property_schema(b, name)) is not True:
                 self._node(a.properties[name], schema, sub, seen)
             if self.declarations:
@@ -291,16 +357,30 @@ class Walker:
         for name, needs in b.dependent_required.items():
             missing = [n for n in needs if n not in a.dependent_required.get(name, ()) and n not in a.required]
             if missing and not _closed(a, name):
-                self._emit("dependent-required", "added", frames,
-                           partial(self._without, a, b, *missing, add=name), prop=name,
-                           value=", ".join(f"`{m}`" for m in missing))
+                self._emit(
+                    "dependent-required",
+                    "added",
+                    frames,
+                    partial(self._without, a, b, *missing, add=name),
+                    prop=name,
+                    value=", ".join(f"`{m}`" for m in missing),
+                )
         for name, schema in b.dependent_schemas.items():
             if a.dependent_schemas.get(name) != schema and not _closed(a, name):
-                self._emit("dependent-schema", "added", frames,
-                           partial(self._dependent, a, b, name, schema, frames, seen), prop=name)
+                self._emit(
+                    "dependent-schema",
+                    "added",
+                    frames,
+                    partial(self._dependent, a, b, name, schema, frames, seen),
+                    prop=name,
+                )
 
     def _additional(
-        self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]],
+        self,
+        a: Shape,
+        b: Shape,
+        frames: tuple[Frame, ...],
+        seen: frozenset[tuple[str, str]],
         parent: tuple[Shape, Shape],
     ) -> None:
         if a.additional is False or b.additional is None or b.additional is True:
@@ -316,13 +396,23 @@ class Walker:
         if frames[-1].segment[0] == "prop" and _words(a.description) != _words(b.description):
             self._emit("description", "changed", frames, None, frozenset({"declaration"}))
         if a.has_default and b.has_default and value_key(a.default) != value_key(b.default):
-            self._emit("default", "changed", frames, None, frozenset({"declaration"}), a=show(a.default),
-                       b=show(b.default))
+            self._emit(
+                "default", "changed", frames, None, frozenset({"declaration"}), a=show(a.default), b=show(b.default)
+            )
 
     # -- witnesses ---------------------------------------------------------------------------------
 
-    def _emit(self, kind: str, action: str, frames: tuple[Frame, ...], candidates: Callable[[], Iterable[JSON]] | None,
-              flags: frozenset[str] = frozenset(), *, child: str | None = None, **values: str) -> None:
+    def _emit(
+        self,
+        kind: str,
+        action: str,
+        frames: tuple[Frame, ...],
+        candidates: Callable[[], Iterable[JSON]] | None,
+        flags: frozenset[str] = frozenset(),
+        *,
+        child: str | None = None,
+        **values: str,
+    ) -> None:
         """Record a change at `frames` (candidates are values there); `child` names a property below it."""
         if kind == "property" and action in ("unlisted", "added"):
             flags = flags | {"declaration"}
@@ -357,8 +447,9 @@ class Walker:
             return []
         return [{**base, name: value} for base in bases if isinstance(base, dict)]
 
-    def _dependent(self, a: Shape, b: Shape, name: str, schema: JSON, frames: tuple[Frame, ...],
-                   seen: frozenset[tuple[str, str]]) -> list[JSON]:
+    def _dependent(
+        self, a: Shape, b: Shape, name: str, schema: JSON, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]
+    ) -> list[JSON]:
         """Old values that send `name` and may fail its new dependent schema (every property sent, first)."""
         present = replace(a, required=(*a.required, name))
         rejecting = merge(replace(without_branches(b), dependent_schemas={}), shape_of(schema, self.b))

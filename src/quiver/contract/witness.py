@@ -76,7 +76,7 @@ def embed(frames: Sequence[Frame], local: JSON, doc: Document, *, merged: bool =
             while len(items) < index:
                 position = len(items)
                 items.append(sample_schema(prefix[position] if position < len(prefix) else frame.fallback.items, doc))
-            items[index:index + 1] = [value]
+            items[index : index + 1] = [value]
             value = items
     return value
 

@@ -42,9 +42,16 @@ class ToolCheckCache:
             self.dirty = True
             return found
         return [
-            Finding(rule=str(e["rule"]), name=str(e["name"]), severity=e["severity"],  # type: ignore[arg-type]
-                    message=str(e["message"]), hint=e["hint"], location=tool.location, server=tool.server,
-                    tool=tool.name)
+            Finding(
+                rule=str(e["rule"]),
+                name=str(e["name"]),
+                severity=e["severity"],  # type: ignore[arg-type]
+                message=str(e["message"]),
+                hint=e["hint"],
+                location=tool.location,
+                server=tool.server,
+                tool=tool.name,
+            )
             for e in cached
         ]
 

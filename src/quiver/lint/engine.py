@@ -83,7 +83,9 @@ def selected_codes(
     return chosen - expand(ignore, "ignore")
 
 
-def apply_severity(findings: Iterable[Finding], overrides: Mapping[str, str], table: Mapping[str, Rule]) -> list[Finding]:
+def apply_severity(
+    findings: Iterable[Finding], overrides: Mapping[str, str], table: Mapping[str, Rule]
+) -> list[Finding]:
     by_code: dict[str, Severity] = {}
     for key, sev in overrides.items():
         if key not in table:
@@ -129,7 +131,10 @@ def read_baseline(path: Path) -> set[str]:
 
 def render_baseline(findings: Sequence[Finding]) -> str:
     items = sorted(
-        ({"fingerprint": f.fingerprint, "rule": f.rule, "file": f.location.file if f.location else ""} for f in findings),
+        (
+            {"fingerprint": f.fingerprint, "rule": f.rule, "file": f.location.file if f.location else ""}
+            for f in findings
+        ),
         key=lambda d: (d["file"], d["rule"], d["fingerprint"]),
     )
     return json.dumps({"baselineVersion": 1, "findings": items}, indent=2, sort_keys=True) + "\n"
@@ -143,6 +148,7 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     unique: dict[tuple[str, str, int, int, str], Finding] = {}
     for f in findings:
         loc = f.location
-        unique.setdefault((f.rule, loc.file if loc else "", loc.line if loc else 0, loc.column if loc else 0,
-                           f.message), f)
+        unique.setdefault(
+            (f.rule, loc.file if loc else "", loc.line if loc else 0, loc.column if loc else 0, f.message), f
+        )
     return sorted(unique.values(), key=key)

@@ -18,13 +18,12 @@ result; nothing a client or an upstream does crashes the gateway.
 
 from __future__ import annotations
 
-from functools import partial
-
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -47,8 +46,8 @@ from quiver.runtime._manifest import Manifest, ManifestTool, one_line
 from quiver.runtime.approval import elicitation
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
-from quiver.runtime.usage import LoadVia, NullRecorder, Recorder
 from quiver.runtime.upstream import PinCheck, UpstreamManager
+from quiver.runtime.usage import LoadVia, NullRecorder, Recorder
 from quiver.suggest import did_you_mean
 
 __all__ = ["Gateway", "GatewayScope"]
@@ -212,7 +211,9 @@ class Gateway:
         if session.id not in self._started:
             self._started.add(session.id)
             self.recorder.session_started(
-                session.id, self.manifest.agent_id, self.manifest.initial_tokens,
+                session.id,
+                self.manifest.agent_id,
+                self.manifest.initial_tokens,
                 preloaded_tools=len(self.manifest.preloaded),
             )
         return session
