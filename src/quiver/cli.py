@@ -418,6 +418,44 @@ def serve_command(
     sys.exit(code)
 
 
+@cli.command("search")
+@project_option
+@click.argument("query")
+@click.option("--agent", default=None, help="Rank only the tools this agent resolves to (default: every server).")
+@click.option("--limit", "-k", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def search_command(project: Path, query: str, agent: str | None, limit: int, fmt: str) -> None:
+    """Rank the project's tools for QUERY with the tool search index (what a deferring agent's search finds)."""
+    from quiver.commands.search import run
+
+    click.echo(run(_root(project), query, agent, limit, fmt), nl=False)
+
+
+@cli.command("route-test")
+@project_option
+@click.argument("cases", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also fail when a case ranks worse than in this file, or the MRR dropped.",
+)
+@click.option("--update-baseline", is_flag=True, help="Write the current ranks to --baseline and exit 0.")
+def route_test_command(
+    project: Path, cases: Path | None, fmt: str, baseline: Path | None, update_baseline: bool
+) -> None:
+    """Rank each routing case of CASES (default: `routes` in config, .quiver/routes.yaml); exit 1 on a miss.
+
+    Prints recall@1/@3/@5 and MRR, and each case not ranked first with the tool that won instead.
+    """
+    from quiver.commands.route_test import run
+
+    code, text = run(_root(project), cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline)
+    click.echo(text, nl=False)
+    sys.exit(code)
+
+
 _LEDGER_STATES = click.Choice(
     ["proposed", "validated", "awaiting_approval", "dispatching", "succeeded", "failed_retryable", "failed_final",
      "unknown_outcome"]

@@ -208,6 +208,31 @@ class Finding:
         return out
 
 
+def finding_from_json(data: Mapping[str, JSON]) -> Finding:
+    """The inverse of `Finding.to_json` (fixes are not serialized)."""
+    location = None
+    if "file" in data:
+        location = Location(
+            str(data["file"]),
+            int(data.get("line", 0)),
+            int(data.get("column", 0)),
+            int(data.get("end_line", 0)),
+            int(data.get("end_column", 0)),
+        )
+    return Finding(
+        rule=str(data["rule"]),
+        name=str(data["name"]),
+        severity=data["severity"],
+        message=str(data["message"]),
+        location=location,
+        hint=data.get("hint"),
+        server=data.get("server"),
+        tool=data.get("tool"),
+        agent=data.get("agent"),
+        witness=data.get("witness"),
+    )
+
+
 _NUMBERS = re.compile(r"\d+")
 
 

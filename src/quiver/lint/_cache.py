@@ -7,13 +7,18 @@ and never imports jsonschema (0.1 s of start-up).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from quiver import __version__
-from quiver.model import Finding, LockedTool
+from quiver.model import Finding, LockedTool, finding_from_json
+
+if TYPE_CHECKING:
+    from quiver.lint.engine import LintContext
 
 CACHE_FILE = ".quiver/cache/tool-checks.json"
 
@@ -65,3 +70,58 @@ class ToolCheckCache:
             write_atomic(self.path, text + "\n")
         except OSError:
             return  # a cache that cannot be written only costs time
+
+
+PROJECT_CACHE_FILE = ".quiver/cache/project-checks.json"
+
+
+def project_key(ctx: LintContext) -> str:
+    """A digest of every input file of the project (config, MCP configs, lock, agents) and quiver's version."""
+    import hashlib
+
+    project = ctx.project
+    files = sorted(
+        {
+            *(a.path for a in project.agents),
+            *(c.path for c in project.configs),
+            project.config.lock,
+            *(name for name in ("quiver.toml", "pyproject.toml") if (project.root / name).is_file()),
+        }
+    )
+    digest = hashlib.sha256(__version__.encode())
+    for rel in files:
+        digest.update(rel.encode() + b"\0")
+        try:
+            digest.update((project.root / rel).read_bytes())
+        except OSError:
+            digest.update(b"\1missing")
+    return digest.hexdigest()
+
+
+def cached_check(
+    name: str, check: Callable[[LintContext], Iterable[Finding]]
+) -> Callable[[LintContext], list[Finding]]:
+    """Wrap a whole-project family check: its findings are reused while no input file changed."""
+
+    def run(ctx: LintContext) -> list[Finding]:
+        path = ctx.project.root / PROJECT_CACHE_FILE
+        key = f"{name}:{project_key(ctx)}"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        if isinstance(data.get(key), list):
+            return [finding_from_json(item) for item in data[key]]
+        found = list(check(ctx))
+        if not os.environ.get("QUIVER_NO_CACHE"):
+            from quiver.sources.files import write_atomic
+
+            kept = {k: v for k, v in data.items() if not k.startswith(f"{name}:")}
+            kept[key] = [f.to_json() for f in found]
+            with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+                write_atomic(path, json.dumps(kept, sort_keys=True, separators=(",", ":")) + "\n")
+        return found
+
+    return run

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from quiver.lint import references
+from quiver.lint._cache import cached_check
 from quiver.lint.engine import Family, LintContext
 from quiver.model import Finding
 from quiver.resolve import project_findings
@@ -18,7 +19,7 @@ def _references(ctx: LintContext) -> Iterator[Finding]:
 
 
 def families() -> tuple[Family, ...]:
-    from quiver.lint import agents, budget, mcp_configs, meta, security, tools
+    from quiver.lint import agents, budget, mcp_configs, meta, routing, security, tools
 
     return (
         Family("agents", agents.RULES, agents.check),
@@ -27,6 +28,7 @@ def families() -> tuple[Family, ...]:
         Family("tools", tools.RULES, tools.check),
         Family("security", security.RULES, security.check),
         Family("budget", budget.RULES, budget.check),
+        Family("routing", routing.RULES, cached_check("routing", routing.check)),
         Family("meta", meta.RULES, meta.check),
     )
 

@@ -1,0 +1,223 @@
+"""`quiver route-test [CASES]`: rank each routing case, print recall@1/@3/@5 and MRR, compare with a baseline.
+
+Exit codes: 0 when every case ranks within its `k` (and, with `--baseline`, no case ranks worse and the MRR
+did not drop); 1 otherwise; 2 for a malformed cases or baseline file (through the CLI's error funnel).
+`--update-baseline` writes the current ranks to `--baseline` and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from quiver.errors import InputError, Position, UsageError
+from quiver.jsonout import pretty
+from quiver.model import JSON
+from quiver.project import load_project
+from quiver.resolve import resolve_agent
+from quiver.routes import (
+    RECALL_AT,
+    CaseResult,
+    Regression,
+    RouteCase,
+    RouteReport,
+    agent_docs,
+    baseline_json,
+    compare,
+    evaluate,
+    parse_baseline,
+    parse_cases,
+    project_docs,
+    scopes,
+)
+from quiver.search import SearchIndex
+from quiver.sources.files import read_text, write_atomic
+from quiver.suggest import did_you_mean
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A route-test run: the ranked cases and, with a baseline, what got worse."""
+
+    file: str
+    report: RouteReport
+    baseline: str | None = None
+    regressions: tuple[Regression, ...] = ()
+    mrr_before: float | None = None
+
+    @property
+    def mrr_dropped(self) -> bool:
+        return self.mrr_before is not None and round(self.report.mrr, 4) < self.mrr_before
+
+    @property
+    def ok(self) -> bool:
+        return not self.report.failures and not self.regressions and not self.mrr_dropped
+
+
+def run(
+    root: Path,
+    cases: Path | None = None,
+    *,
+    fmt: str = "text",
+    baseline: Path | None = None,
+    update_baseline: bool = False,
+) -> tuple[int, str]:
+    """(exit code, report text) for the cases file `cases` (default: the `routes` config key)."""
+    if update_baseline and baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
+    outcome = check_routes(root, cases, baseline=None if update_baseline else baseline)
+    if update_baseline and baseline is not None:
+        write_atomic(baseline, pretty(baseline_json(outcome.report)))
+        return 0, render(outcome, fmt) if fmt == "json" else f"{render(outcome, fmt)}wrote {baseline}\n"
+    return (0 if outcome.ok else 1), render(outcome, fmt)
+
+
+def check_routes(root: Path, cases: Path | None, *, baseline: Path | None) -> Outcome:
+    """Load the project and the cases, rank each case in its scope, and compare with `baseline` if given."""
+    project = load_project(root)
+    path = cases if cases is not None else root / project.config.routes
+    shown = _shown(root, path)
+    if not path.is_file():
+        raise InputError(
+            "routing cases file not found",
+            position=Position(shown),
+            hint="write cases as `- query: ...` / `expect: server/tool` (see `quiver route-test --help`)",
+        )
+    loaded = parse_cases(read_text(path, shown), shown)
+    if project.lock is None:
+        raise InputError(
+            "no lock file: quiver does not know the servers' tools yet",
+            position=Position(project.config.lock),
+            hint="run `quiver snapshot` to capture them",
+        )
+    by_id = {a.id: a for a in project.agents}
+    indexes: dict[str | None, SearchIndex] = {}
+    for scope in scopes(loaded):
+        if scope is None:
+            indexes[None] = SearchIndex.build(project_docs(project))
+            continue
+        if scope not in by_id:
+            first = next(c for c in loaded if c.agent == scope)
+            raise InputError(
+                f"no agent `{scope}`",
+                position=first.position,
+                hint=did_you_mean(scope, by_id, "run `quiver compile` to list the agents"),
+            )
+        resolved = resolve_agent(by_id[scope], project.servers, project.lock, project.config)
+        indexes[scope] = SearchIndex.build(agent_docs(resolved))
+    report = evaluate(loaded, indexes)
+    if baseline is None:
+        return Outcome(shown, report)
+    base_shown = _shown(root, baseline)
+    if not baseline.is_file():
+        raise InputError(
+            "routes baseline not found",
+            position=Position(base_shown),
+            hint="create it with `quiver route-test --baseline FILE --update-baseline`",
+        )
+    try:
+        data: JSON = json.loads(read_text(baseline, base_shown))
+    except ValueError:
+        raise InputError(
+            "not a quiver routes baseline", position=Position(base_shown), hint="recreate it with --update-baseline"
+        ) from None
+    stored = parse_baseline(data, base_shown)
+    worse, _ = compare(report, stored)
+    return Outcome(shown, report, base_shown, tuple(worse), stored.mrr)
+
+
+def _shown(root: Path, path: Path) -> str:
+    """A path as messages show it: relative to the project when inside it."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def render(outcome: Outcome, fmt: str) -> str:
+    if fmt == "json":
+        return pretty(_json(outcome))
+    return _text(outcome)
+
+
+def _describe(case: RouteCase) -> str:
+    agent = f" (agent `{case.agent}`)" if case.agent else ""
+    return f'`{case.expect}` for "{case.query}"{agent}'
+
+
+def _rank(rank: int | None) -> str:
+    return f"rank {rank}" if rank is not None else "not in the top 10"
+
+
+def _text(outcome: Outcome) -> str:
+    report = outcome.report
+    n = len(report.results)
+    recall = "  ".join(f"recall@{k} {report.recall(k):.3f}" for k in RECALL_AT)
+    lines = [f"{n} routing case{'s' if n != 1 else ''} in {outcome.file}", f"{recall}  MRR {report.mrr:.3f}"]
+    missed = [r for r in report.results if r.rank != 1]
+    if missed:
+        lines.append("")
+    for result in missed:
+        lines.append(_miss_line(result))
+    if outcome.baseline is not None:
+        lines.append("")
+        lines.append(f"baseline {outcome.baseline}: MRR {outcome.mrr_before:.3f} -> {report.mrr:.3f}")
+        for reg in outcome.regressions:
+            before, after = _rank(reg.before), _rank(reg.after)
+            lines.append(f"{reg.case.position}: worse: {_describe(reg.case)}: {before} -> {after}")
+    problems = []
+    if report.failures:
+        problems.append(f"{len(report.failures)} case(s) ranked below their k")
+    if outcome.regressions:
+        problems.append(f"{len(outcome.regressions)} case(s) rank worse than the baseline")
+    if outcome.mrr_dropped:
+        problems.append("the MRR dropped below the baseline")
+    lines.append("")
+    lines.append(f"fail: {'; '.join(problems)}" if problems else "ok")
+    return "\n".join(lines) + "\n"
+
+
+def _miss_line(result: CaseResult) -> str:
+    case = result.case
+    verdict = "miss" if not result.passed else "not first"
+    winner = f"; `{result.winner}` came first" if result.winner else ""
+    return f"{case.position}: {verdict}: {_describe(case)}: {_rank(result.rank)} (k {case.k}){winner}"
+
+
+def _json(outcome: Outcome) -> dict[str, JSON]:
+    report = outcome.report
+    out: dict[str, JSON] = {
+        "file": outcome.file,
+        "cases": [
+            {
+                "query": r.case.query,
+                "agent": r.case.agent,
+                "expect": r.case.expect,
+                "k": r.case.k,
+                "rank": r.rank,
+                "winner": r.winner,
+                "passed": r.passed,
+                "line": r.case.position.line,
+                "column": r.case.position.column,
+            }
+            for r in report.results
+        ],
+        "mrr": round(report.mrr, 4),
+        "failures": len(report.failures),
+        "ok": outcome.ok,
+    }
+    for k in RECALL_AT:
+        out[f"recall@{k}"] = round(report.recall(k), 4)
+    if outcome.baseline is not None:
+        out["baseline"] = {
+            "file": outcome.baseline,
+            "mrr": outcome.mrr_before,
+            "mrr_dropped": outcome.mrr_dropped,
+            "regressions": [
+                {"query": r.case.query, "agent": r.case.agent, "expect": r.case.expect, "before": r.before,
+                 "after": r.after}
+                for r in outcome.regressions
+            ],
+        }  # fmt: skip
+    return out

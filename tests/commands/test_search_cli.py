@@ -1,0 +1,94 @@
+"""`quiver search`: ranked tools over the project's servers or one agent's tool set, as a table or JSON.
+
+The tests drive `quiver.commands.search.run`, the one function the click command calls with its parsed
+options (`root, query, agent, limit, fmt`); errors are QuiverErrors, which the CLI's funnel turns into exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from quiver.commands.search import run
+from quiver.errors import InputError, QuiverError, UsageError
+from quiver.project import load_project
+from quiver.resolve import resolve_agent
+
+
+def test_search_ranks_every_server_of_the_project_best_first(demo: Path) -> None:
+    out = run(demo, "create a pull request", None, 3, "text")
+    lines = out.splitlines()
+    assert lines[0].split() == ["#", "score", "tool", "matched", "description"]
+    assert lines[1].split()[2] == "github/create_pull_request"
+    assert len(lines) == 4
+
+
+def test_search_json_lists_server_tool_score_matched_fields_and_description(demo: Path) -> None:
+    rows = json.loads(run(demo, "what is the current time in UTC", None, 2, "json"))
+    assert [(r["server"], r["tool"]) for r in rows] == [("time", "get_current_time"), ("time", "convert_time")]
+    first = rows[0]
+    assert set(first) == {"server", "tool", "score", "matched", "description"}
+    assert first["score"] > rows[1]["score"]
+    assert "name" in first["matched"] and "description" in first["matched"]
+    assert first["description"] == "Get current time in a specific timezone"
+
+
+def test_search_with_an_agent_ranks_only_the_tools_that_agent_resolves_to(demo: Path) -> None:
+    project = load_project(demo)
+    agent = next(a for a in project.agents if a.id == "release-notes")
+    carried = {
+        (t.server, t.tool.name) for t in resolve_agent(agent, project.servers, project.lock, project.config).tools
+    }
+    rows = json.loads(run(demo, "pull request", "release-notes", 10, "json"))
+    assert rows and {(r["server"], r["tool"]) for r in rows} <= carried
+    everywhere = json.loads(run(demo, "pull request", None, 10, "json"))
+    assert len({(r["server"], r["tool"]) for r in everywhere} - carried) > 0
+
+
+def test_the_limit_caps_the_number_of_results(demo: Path) -> None:
+    assert len(json.loads(run(demo, "browser page", None, 4, "json"))) == 4
+
+
+def test_a_query_nothing_matches_says_so_and_json_is_an_empty_list(demo: Path) -> None:
+    assert run(demo, "zzqx vvkq", None, 5, "text") == "no tool matches `zzqx vvkq` among the project's 212 tools\n"
+    assert json.loads(run(demo, "zzqx vvkq", None, 5, "json")) == []
+
+
+def test_an_unknown_agent_is_a_usage_error_with_a_suggestion(demo: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        run(demo, "pull request", "researchr", 5, "text")
+    assert caught.value.message == "no agent `researchr`"
+    assert caught.value.hint == "did you mean `researcher`?"
+    assert caught.value.exit_code == 2
+
+
+def test_an_empty_query_is_a_usage_error(demo: Path) -> None:
+    with pytest.raises(UsageError):
+        run(demo, "   ", None, 5, "text")
+
+
+def test_a_project_without_a_lock_file_is_an_input_error_that_says_to_snapshot(demo: Path) -> None:
+    (demo / "quiver.lock.json").unlink()
+    with pytest.raises(InputError) as caught:
+        run(demo, "pull request", None, 5, "text")
+    assert isinstance(caught.value, QuiverError)
+    assert caught.value.hint == "run `quiver snapshot` to capture them"
+
+
+def test_the_cli_search_and_route_test_commands_on_the_demo() -> None:
+    from click.testing import CliRunner
+
+    from quiver.cli import cli
+
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo"
+    found = CliRunner().invoke(cli, ["search", "merge a pull request", "--project", str(demo), "--format", "json"])
+    assert found.exit_code == 0
+    hits = json.loads(found.stdout)
+    assert hits[0]["server"] == "github" and hits[0]["tool"] == "merge_pull_request"
+    assert {"server", "tool", "score", "matched"} <= set(hits[0])
+    routes = CliRunner().invoke(cli, ["route-test", "--project", str(demo)])
+    assert routes.exit_code == 0 and "MRR" in routes.stdout
+    unknown = CliRunner().invoke(cli, ["search", "x", "--agent", "opz", "--project", str(demo)])
+    assert unknown.exit_code == 2 and "did you mean `ops`?" in unknown.stderr
