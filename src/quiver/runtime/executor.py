@@ -29,42 +29,33 @@ next step:
    `failed_final`.
 5. the outcome is recorded, the span ended, and the client gets the result plus the action id.
 
-Reconcile (optional policy `reconcile`) asks a read tool on the same server whether an
-`unknown_outcome` action took effect:
-
-    reconcile = {tool = "get_order", arguments = {id = "$.arguments.order_id", key = "$.idempotency_key"},
-                 succeeded_when = "$.structuredContent.found", equals = true}
-
-`arguments` values that are strings starting with `$` are JSONPath-lite paths (dotted names, list
-indexes as numbers) into `{"arguments": ..., "idempotency_key": ..., "action_id": ..., "server": ...,
-"tool": ...}`; anything else is a literal. The reconcile call's result (wire JSON) decides: isError
-true, or `succeeded_when` missing from it -> still unknown; otherwise the value at `succeeded_when`
-(compared with `equals` when given, else its truthiness) -> `succeeded` or `failed_final`. Right after a
-timeout only a confirmation settles the action (a request the upstream still holds could land after a
-"no"); at recovery (`recover`, on gateway start) either answer settles it.
+Reconcile (optional policy `reconcile`, `quiver.runtime.reconcile`) asks a read tool on the same server
+whether an `unknown_outcome` action took effect.
 
 Recovery: `recover(reconcile_dispatch)` moves the orphans of dead executors (see
 `quiver.runtime.ledger.recovery_state`: a write left `dispatching` becomes `unknown_outcome`) and
 then reconciles every `unknown_outcome` action whose policy has a reconcile tool. An executor is dead
 when its recorded process (`owner` = host/pid/token) no longer exists on this host; owners on other
 hosts count as alive unless `is_orphan` says otherwise.
+
+Its parts: `_exec_policy` checks the policy, `_exec_outcome` builds results, `_exec_owner` names owners.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import random
-import secrets
-import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import anyio
 from opentelemetry.trace import Tracer
 
+from quiver.runtime._exec_outcome import ACTION_META_KEY, _Done, _done, _error_type, _refusal, _text
+from quiver.runtime._exec_owner import default_owner, owner_is_gone
+from quiver.runtime._exec_policy import APPROVALS, DEFAULT_TIMEOUT_MS, SIDE_EFFECTS, ExecPolicy
 from quiver.runtime.approval import Approver
 from quiver.runtime.ledger import (
     JSON,
@@ -83,176 +74,34 @@ from quiver.runtime.ledger import (
     sha256_text,
 )
 from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, UpstreamError, UpstreamTimeout
-from quiver.runtime.retry import RetryPolicy, Uniform, backoff_delays, is_ambiguous, should_retry
+from quiver.runtime.reconcile import (
+    ReconcileSpec,
+    Verdict,
+    reconcile_action,
+    reconcile_arguments,
+    reconcile_verdict,
+    resolve_path,
+)
+from quiver.runtime.retry import Uniform, backoff_delays, is_ambiguous, should_retry
 from quiver.runtime.telemetry import ActionSpan, action_span, get_tracer
+
+__all__ = [  # with the names moved to `_exec_*` and `reconcile`, so they import from here as before
+    "ACTION_META_KEY", "APPROVALS", "DEFAULT_TIMEOUT_MS", "DISPATCH_GRACE_S", "IDEMPOTENCY_META_KEY", "MAX_KEY_CHARS",
+    "POLL_INITIAL_S", "POLL_MAX_S", "SIDE_EFFECTS", "Clock", "ExecPolicy", "LedgerExecutor", "ReconcileSpec",
+    "RecoveryReport", "Sleep", "Verdict", "default_owner", "owner_is_gone", "reconcile_arguments", "reconcile_verdict",
+    "resolve_path",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_META_KEY = "io.quiver/idempotency-key"
-ACTION_META_KEY = "io.quiver/action"
 MAX_KEY_CHARS = 255
-DEFAULT_TIMEOUT_MS = 30_000
 DISPATCH_GRACE_S = 1.0  # beyond the dispatch's own timeout, before the executor stops waiting itself
 POLL_INITIAL_S = 0.005
 POLL_MAX_S = 0.25
-SIDE_EFFECTS = ("read_only", "reversible_write", "irreversible_write")
-APPROVALS = ("never", "always", "irreversible")
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
-Verdict = Literal["succeeded", "failed_final"]
-
-
-@dataclass(frozen=True, slots=True)
-class ReconcileSpec:
-    tool: str
-    arguments: Mapping[str, JSON]
-    succeeded_when: str
-    equals: JSON = None
-    has_equals: bool = False
-
-    @classmethod
-    def from_mapping(cls, value: JSON) -> ReconcileSpec:
-        if not isinstance(value, Mapping):
-            raise ValueError("reconcile must be a table with `tool`, `arguments` and `succeeded_when`")
-        unknown = set(value) - {"tool", "arguments", "succeeded_when", "equals"}
-        if unknown:
-            raise ValueError(f"unknown reconcile key `{sorted(unknown)[0]}`")
-        tool, arguments, when = value.get("tool"), value.get("arguments", {}), value.get("succeeded_when")
-        if not isinstance(tool, str) or not tool:
-            raise ValueError("reconcile.tool must name a read tool of the same server")
-        if not isinstance(arguments, Mapping):
-            raise ValueError("reconcile.arguments must be a table")
-        if not isinstance(when, str) or not when.startswith("$"):
-            raise ValueError("reconcile.succeeded_when must be a path such as `$.structuredContent.found`")
-        return cls(tool, dict(arguments), when, value.get("equals"), "equals" in value)
-
-
-@dataclass(frozen=True, slots=True)
-class ExecPolicy:
-    """The manifest's per-tool policy, checked (see `quiver.policy` for how it is merged)."""
-
-    side_effect: str
-    approval: str
-    idempotent: bool
-    timeout_s: float
-    retry: RetryPolicy
-    reconcile: ReconcileSpec | None = None
-    key_argument: str | None = None
-    key_in_meta_honoured: bool = False  # policy `honours_idempotency_key`: the upstream dedupes on the _meta key
-
-    @property
-    def needs_approval(self) -> bool:
-        return self.approval == "always" or (
-            self.approval == "irreversible" and self.side_effect == "irreversible_write"
-        )
-
-    @property
-    def honours_key(self) -> bool:
-        """The upstream dedupes on the key (an argument, or `_meta` when so configured): re-sending is safe."""
-        return self.key_argument is not None or self.key_in_meta_honoured
-
-    @classmethod
-    def from_mapping(cls, policy: Mapping[str, JSON]) -> ExecPolicy:
-        """Raises ValueError on a bad value. Missing keys take the safe side (an irreversible write)."""
-        side_effect = policy.get("side_effect", "irreversible_write")
-        if side_effect not in SIDE_EFFECTS:
-            raise ValueError(f"side_effect must be one of {', '.join(SIDE_EFFECTS)}")
-        approval = policy.get("approval", "never")
-        if approval not in APPROVALS:
-            raise ValueError(f"approval must be one of {', '.join(APPROVALS)}")
-        timeout_ms = policy.get("timeout_ms", DEFAULT_TIMEOUT_MS)
-        if not isinstance(timeout_ms, int | float) or isinstance(timeout_ms, bool) or timeout_ms <= 0:
-            raise ValueError("timeout_ms must be a positive number")
-        key_argument = policy.get("idempotency_key_argument")
-        if key_argument is not None and (not isinstance(key_argument, str) or not key_argument):
-            raise ValueError("idempotency_key_argument must be an argument name")
-        reconcile = policy.get("reconcile")
-        return cls(
-            side_effect=side_effect,
-            approval=approval,
-            idempotent=policy.get("idempotent") is True or side_effect == "read_only",
-            timeout_s=timeout_ms / 1000,
-            retry=RetryPolicy.from_mapping(policy.get("retry")),
-            reconcile=None if reconcile is None else ReconcileSpec.from_mapping(reconcile),
-            key_argument=key_argument,
-            key_in_meta_honoured=policy.get("honours_idempotency_key") is True,
-        )
-
-
-def resolve_path(root: JSON, path: str) -> tuple[bool, JSON]:
-    """(found, value) of a JSONPath-lite path (`$`, `$.a.b`, `$.items.0.id`) in `root`. Pure."""
-    if path != "$" and not path.startswith("$."):
-        return False, None
-    value = root
-    for part in path[2:].split(".") if path != "$" else ():
-        if isinstance(value, Mapping) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return False, None
-    return True, value
-
-
-def reconcile_arguments(spec: ReconcileSpec, action: Action) -> dict[str, JSON] | None:
-    """The reconcile call's arguments, or None when a path is missing from the action. Pure."""
-    root = {
-        "arguments": action.arguments_value(),
-        "idempotency_key": action.idempotency_key,
-        "action_id": action.id,
-        "server": action.server,
-        "tool": action.tool,
-    }
-    out: dict[str, JSON] = {}
-    for name, source in spec.arguments.items():
-        if isinstance(source, str) and source.startswith("$"):
-            found, out[name] = resolve_path(root, source)
-            if not found:
-                return None
-        else:
-            out[name] = source
-    return out
-
-
-def reconcile_verdict(spec: ReconcileSpec, result: Mapping[str, JSON]) -> Verdict | None:
-    """What a reconcile result says about the action; None when it cannot tell. Pure."""
-    if result.get("isError"):
-        return None
-    found, value = resolve_path(result, spec.succeeded_when)
-    if not found:
-        return None
-    took_effect = value == spec.equals if spec.has_equals else bool(value)
-    return "succeeded" if took_effect else "failed_final"
-
-
-def default_owner() -> str:
-    """This executor instance: `host/pid/random`."""
-    return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
-
-
-def owner_is_gone(owner: str | None) -> bool:
-    """Whether the executor that owned an action is dead: its process on this host no longer exists.
-    An owner on another host cannot be checked and counts as alive."""
-    if owner is None:
-        return True
-    host, _, rest = owner.partition("/")
-    pid_text = rest.partition("/")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-class _Done(NamedTuple):
-    outcome: CallOutcome
-    error_type: str | None = None
-    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +162,7 @@ class LedgerExecutor:
                     continue
                 if policy.reconcile is None:
                     continue
-                settled = await self._reconcile(action, policy, reconcile_dispatch, settle_negative=True)
+                settled = await reconcile_action(self, action, policy, reconcile_dispatch, settle_negative=True)
                 if settled.state != "unknown_outcome":
                     reconciled.append(settled)
         return RecoveryReport(tuple(recovered), tuple(reconciled))
@@ -505,7 +354,7 @@ class LedgerExecutor:
                 action, ("dispatching",), final, attempt=attempt, error_type=error_type, error=message
             )
             if final == "unknown_outcome" and policy.reconcile is not None:
-                action = await self._reconcile(action, policy, dispatch, settle_negative=False)
+                action = await reconcile_action(self, action, policy, dispatch, settle_negative=False)
             return _done(action)
 
     async def _attempt(
@@ -520,43 +369,6 @@ class LedgerExecutor:
             raise TypeError(f"dispatch returned {type(result).__name__}, not a CallToolResult mapping")
         canonical_json(dict(result))  # raises here, inside the attempt, when the result is not JSON
         return result
-
-    async def _reconcile(
-        self, action: Action, policy: ExecPolicy, dispatch: Dispatch, *, settle_negative: bool
-    ) -> Action:
-        spec = policy.reconcile
-        assert spec is not None
-        arguments = reconcile_arguments(spec, action)
-        if arguments is None:
-            return action
-        probe = CallRequest(
-            server=action.server, tool=spec.tool, arguments=arguments, tool_sha256="",
-            policy={"side_effect": "read_only", "idempotent": True, "approval": "never",
-                    "timeout_ms": int(policy.timeout_s * 1000)},
-            session_id=action.session_id, requester="quiver-reconcile",
-        )  # fmt: skip
-        try:
-            result = await self._attempt(dispatch, probe, {}, policy.timeout_s)
-        except Exception as exc:  # the reconcile tool could not answer: the action stays unknown_outcome
-            logger.info("reconcile of action %s via %s failed: %r", action.id, spec.tool, exc)
-            return action
-        verdict = reconcile_verdict(spec, result)
-        if verdict is None or (verdict == "failed_final" and not settle_negative):
-            return action
-        if verdict == "succeeded":
-            text = f"`{action.server}/{action.tool}` took effect (confirmed by `{spec.tool}`); action {action.id}"
-            fields: dict[str, JSON] = {"error_type": None, "error": None}
-        else:
-            text = f"`{action.server}/{action.tool}` did not take effect (per `{spec.tool}`); action {action.id}"
-            fields = {"error_type": "not_applied", "error": f"`{spec.tool}` reports no effect"}
-        result_json = canonical_json(_text(text, action, verdict, is_error=verdict != "succeeded"))
-        try:
-            return await self._move(
-                action, ("unknown_outcome",), verdict, result=result_json,
-                detail=clip(f"reconciled by {spec.tool}: {canonical_json(dict(result))}", 500), **fields,
-            )  # fmt: skip
-        except StateConflict as conflict:
-            return conflict.action
 
     async def _abandon(self, action: Action, attempt: Attempt | None = None) -> None:
         """Cancelled mid-run: record where the action was left (a write in flight is unknown_outcome)."""
@@ -593,40 +405,3 @@ class LedgerExecutor:
             return DEFAULT_TIMEOUT_MS / 1000
         attempts = policy.retry.maximum_attempts or 10
         return (policy.timeout_s + DISPATCH_GRACE_S) * attempts + policy.retry.cap * (attempts - 1) + 1.0
-
-
-def _error_type(error: BaseException) -> str:
-    return type(error).__name__
-
-
-def _text(text: str, action: Action | None, state: str, *, is_error: bool = True) -> dict[str, JSON]:
-    result: dict[str, JSON] = {"content": [{"type": "text", "text": text}], "isError": is_error}
-    if action is not None:
-        result["_meta"] = {
-            ACTION_META_KEY: {"id": action.id, "state": state, "idempotency_key": action.idempotency_key}
-        }
-    return result
-
-
-def _refusal(text: str, error_type: str) -> _Done:
-    """Refused before any record was written (Stripe does not save validation failures either)."""
-    return _Done(CallOutcome(_text(text, None, "failed_final"), "failed_final", None, 0), error_type)
-
-
-def _done(action: Action, *, replayed: bool = False) -> _Done:
-    """The outcome of a settled action: its stored result, or one built from its state and error."""
-    result = action.result_value()
-    if result is None:
-        where = f"`{action.server}/{action.tool}`"
-        if action.state == "unknown_outcome":
-            text = (
-                f"{where} may or may not have taken effect ({action.error_type}: {action.error}). Action {action.id} "
-                f"is unknown_outcome and will not be re-sent: check the target, then settle it with "
-                f"`quiver ledger resolve {action.id} --state succeeded|failed_final`"
-            )
-        elif action.state == "failed_final" and action.error_type == "approval_declined":
-            text = f"{where} was not run: the approver declined (action {action.id})"
-        else:
-            text = f"{where} failed after {action.attempts} attempt(s): {action.error_type}: {action.error}"
-        result = _text(text, action, action.state, is_error=action.state != "succeeded")
-    return _Done(CallOutcome(result, action.state, action.id, action.attempts), action.error_type, replayed)

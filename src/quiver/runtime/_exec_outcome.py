@@ -1,0 +1,57 @@
+"""What the executor's caller gets back: the outcome of an action (or of a refused call) as a tool result.
+
+Pure: a settled action in, a `CallOutcome` whose result carries the action's id and state under
+`_meta["io.quiver/action"]` out.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from quiver.runtime.ledger import JSON, Action
+from quiver.runtime.protocol import CallOutcome
+
+ACTION_META_KEY = "io.quiver/action"
+
+
+class _Done(NamedTuple):
+    outcome: CallOutcome
+    error_type: str | None = None
+    replayed: bool = False
+
+
+def _error_type(error: BaseException) -> str:
+    return type(error).__name__
+
+
+def _text(text: str, action: Action | None, state: str, *, is_error: bool = True) -> dict[str, JSON]:
+    result: dict[str, JSON] = {"content": [{"type": "text", "text": text}], "isError": is_error}
+    if action is not None:
+        result["_meta"] = {
+            ACTION_META_KEY: {"id": action.id, "state": state, "idempotency_key": action.idempotency_key}
+        }
+    return result
+
+
+def _refusal(text: str, error_type: str) -> _Done:
+    """Refused before any record was written (Stripe does not save validation failures either)."""
+    return _Done(CallOutcome(_text(text, None, "failed_final"), "failed_final", None, 0), error_type)
+
+
+def _done(action: Action, *, replayed: bool = False) -> _Done:
+    """The outcome of a settled action: its stored result, or one built from its state and error."""
+    result = action.result_value()
+    if result is None:
+        where = f"`{action.server}/{action.tool}`"
+        if action.state == "unknown_outcome":
+            text = (
+                f"{where} may or may not have taken effect ({action.error_type}: {action.error}). Action {action.id} "
+                f"is unknown_outcome and will not be re-sent: check the target, then settle it with "
+                f"`quiver ledger resolve {action.id} --state succeeded|failed_final`"
+            )
+        elif action.state == "failed_final" and action.error_type == "approval_declined":
+            text = f"{where} was not run: the approver declined (action {action.id})"
+        else:
+            text = f"{where} failed after {action.attempts} attempt(s): {action.error_type}: {action.error}"
+        result = _text(text, action, action.state, is_error=action.state != "succeeded")
+    return _Done(CallOutcome(result, action.state, action.id, action.attempts), action.error_type, replayed)
