@@ -55,7 +55,9 @@ def test_snapshot_captures_every_page_and_writes_a_byte_stable_lock(notes_projec
     assert (notes_project / "quiver.lock.json").read_bytes() == first
 
 
-def test_snapshot_check_passes_then_names_the_drifted_tool(notes_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_check_passes_then_names_the_drifted_tool(
+    notes_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run(notes_project, "snapshot")[0] == 0
     before = (notes_project / "quiver.lock.json").read_bytes()
     code, err = run(notes_project, "snapshot", "--check")
@@ -82,7 +84,8 @@ def test_snapshot_of_a_server_that_cannot_start_is_one_line(tmp_path: Path) -> N
 
 
 def test_import_of_the_github_snapshot_directory(corpus: Path, tmp_path: Path) -> None:
-    code, err = run(tmp_path, "snapshot", "--import", str(corpus / "github-mcp-server" / "v0.30.0"), "--server", "github")
+    snaps = corpus / "github-mcp-server" / "v0.30.0"
+    code, err = run(tmp_path, "snapshot", "--import", str(snaps), "--server", "github")
     assert code == 0, err
     lock = parse_lock((tmp_path / "quiver.lock.json").read_text(), "quiver.lock.json")
     tools = lock.servers["github"].tools

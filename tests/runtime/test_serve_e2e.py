@@ -332,11 +332,13 @@ async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent
     env = upstream_env(CALC_EFFECT_LOG=str(effects))
     call = {"server": "calc", "tool": "counter_increment", "arguments": {"amount": 2}, "idempotency_key": "k-1"}
     with anyio.fail_after(TEST_S):
-        async with serving(serve_manifest, "stdio", repo_root, env, tmp_path) as gateway:
-            async with gateway.session() as session:
-                first = await session.call_tool("call_tool", call)
-                again = await session.call_tool("call_tool", call)
-                other = await session.call_tool("call_tool", {**call, "arguments": {"amount": 3}})
+        async with (
+            serving(serve_manifest, "stdio", repo_root, env, tmp_path) as gateway,
+            gateway.session() as session,
+        ):
+            first = await session.call_tool("call_tool", call)
+            again = await session.call_tool("call_tool", call)
+            other = await session.call_tool("call_tool", {**call, "arguments": {"amount": 3}})
     assert not first.is_error and not again.is_error
     assert first.content == again.content
     assert other.is_error  # same key, different arguments
@@ -346,7 +348,8 @@ async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent
         capture_output=True, text=True, check=True,
     )  # a subprocess: `quiver ledger` runs its own event loop
     actions = json.loads(listed.stdout)
-    assert [(a["tool"], a["state"], a["idempotency_key"]) for a in actions] == [("counter_increment", "succeeded", "k-1")]
+    recorded = [(a["tool"], a["state"], a["idempotency_key"]) for a in actions]
+    assert recorded == [("counter_increment", "succeeded", "k-1")]
 
 
 async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
@@ -358,13 +361,15 @@ async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
                    capture_output=True)
     manifest = project / "build" / "quiver" / "assistant.json"
     with anyio.fail_after(TEST_S):
-        async with serving(manifest, "stdio", repo_root, upstream_env(), tmp_path) as gateway:
-            async with gateway.session() as session:
-                await session.call_tool("search_tools", {"query": "multiply two numbers"})
-                await session.call_tool("describe_tool", {"server": "calc", "tool": "multiply"})
-                await session.call_tool("calc__multiply", {"a": 2, "b": 3})
-                await session.call_tool("calc__add", {"a": "x"})  # fails validation
-                await session.call_tool("call_tool", {"server": "notes", "tool": "delete_note", "arguments": {}})
+        async with (
+            serving(manifest, "stdio", repo_root, upstream_env(), tmp_path) as gateway,
+            gateway.session() as session,
+        ):
+            await session.call_tool("search_tools", {"query": "multiply two numbers"})
+            await session.call_tool("describe_tool", {"server": "calc", "tool": "multiply"})
+            await session.call_tool("calc__multiply", {"a": 2, "b": 3})
+            await session.call_tool("calc__add", {"a": "x"})  # fails validation
+            await session.call_tool("call_tool", {"server": "notes", "tool": "delete_note", "arguments": {}})
     stats = subprocess.run([sys.executable, "-m", "quiver", "stats", "--project", str(project), "--format", "json"],
                            capture_output=True, text=True, check=True)
     figures = json.loads(stats.stdout)
