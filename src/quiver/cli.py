@@ -4,41 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from quiver import __version__
+from quiver.commands import ledger_cli, usage_cli
+from quiver.commands._options import color as _color
+from quiver.commands._options import project_option
+from quiver.commands._options import root as _root
+from quiver.commands._options import split as _split_csv
 from quiver.errors import QuiverError
 from quiver.report import FORMATS
-
-if TYPE_CHECKING:
-    from quiver.commands.stats import Output
-
-project_option = click.option(
-    "--project",
-    "-C",
-    "project",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="Project root (where .github/, .mcp.json and quiver.lock.json live).",
-)
-
-
-def _color(output: Path | None) -> bool:
-    """Color on a terminal; NO_COLOR turns it off, FORCE_COLOR on (https://no-color.org)."""
-    import os
-
-    if output is not None or os.environ.get("NO_COLOR"):
-        return False
-    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
-
-
-def _root(project: Path) -> Path:
-    if not project.is_dir():
-        raise click.BadParameter(f"directory `{project}` does not exist", param_hint="--project")
-    return project.resolve()
 
 
 class QuiverGroup(click.Group):
@@ -206,8 +183,8 @@ def lint_command(
     code = run(
         root,
         paths=paths,
-        select=_split(select),
-        ignore=_split(ignore),
+        select=_split_csv(select),
+        ignore=_split_csv(ignore),
         fmt=fmt,
         fail_on=fail_on,
         baseline=baseline,
@@ -219,10 +196,6 @@ def lint_command(
         color=_color(output),
     )
     sys.exit(code)
-
-
-def _split(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
 @cli.command("diff")
@@ -284,77 +257,6 @@ def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
     from quiver.commands.rule import run
 
     click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
-
-
-@cli.command("stats")
-@project_option
-@click.option(
-    "--since", default=None, help="Only sessions started since a duration ago (90s, 30m, 12h, 7d, 2w) or an ISO date."
-)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def stats_command(project: Path, since: str | None, fmt: str) -> None:
-    """Figures of the recorded gateway sessions (.quiver/usage/), per agent and per tool."""
-    from quiver.commands.stats import run
-
-    _emit(run(_root(project), since, fmt))
-
-
-@cli.command("advise")
-@project_option
-@click.option(
-    "--shadow",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    default=None,
-    help='Advise from a JSON-lines log of calls made without quiver: {"session", "tool": "server/tool", "timestamp"}.',
-)
-@click.option("--agent", default=None, help="Advise only this agent (with --shadow: the agent that made the calls).")
-@click.option("--since", default=None, help="Only sessions started since a duration ago (7d, 12h) or an ISO date.")
-@click.option("--min-sessions", type=click.IntRange(min=1), default=10, show_default=True, help="Fewer: no advice.")
-@click.option(
-    "--patch",
-    "patch_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the config change to this file (atomically) as a patch for `git apply` or `patch -p1`.",
-)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def advise_command(
-    project: Path,
-    shadow: Path | None,
-    agent: str | None,
-    since: str | None,
-    min_sessions: int,
-    patch_out: Path | None,
-    fmt: str,
-) -> None:
-    """Which tools each agent should preload or defer, from recorded use, and the config change as a patch."""
-    from quiver.commands.advise import run
-
-    _emit(run(_root(project), shadow, fmt, patch_out, agent=agent, since=since, min_sessions=min_sessions))
-
-
-@cli.command("budget")
-@project_option
-@click.option(
-    "--html",
-    "html_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write a self-contained HTML report (charts, largest schemas, advice) to this file.",
-)
-def budget_command(project: Path, html_out: Path | None) -> None:
-    """The compiled manifests' token budget per agent; --html writes a report to look at."""
-    from quiver.commands.budget import run
-
-    _emit(run(_root(project), html_out))
-
-
-def _emit(output: Output) -> None:
-    """A command's stderr lines, then its report on stdout, then its exit code."""
-    for message in output.messages:
-        click.echo(message, err=True)
-    click.echo(output.text, nl=False)
-    sys.exit(output.code)
 
 
 @cli.command("serve")
@@ -456,134 +358,10 @@ def route_test_command(
     sys.exit(code)
 
 
-_LEDGER_STATES = click.Choice(
-    ["proposed", "validated", "awaiting_approval", "dispatching", "succeeded", "failed_retryable", "failed_final",
-     "unknown_outcome"]
-)  # fmt: skip
-ledger_option = click.option(
-    "--ledger", "ledger", default=None, metavar="PATH",
-    help="Ledger file (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db).",
-)  # fmt: skip
-ledger_format_option = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
-ledger_state_filter = click.option(
-    "--state", "states", multiple=True, type=_LEDGER_STATES, help="Only actions in this state (repeatable)."
-)
-ledger_tool_filter = click.option("--tool", "tools", multiple=True, help="Only `tool` or `server/tool` (repeatable).")
-ledger_since_filter = click.option(
-    "--since", default=None, help="Created at or after: an ISO date/time (UTC) or an age (30m, 24h, 7d)."
-)
-
-
-def _ledger_path(project: Path, ledger: str | None) -> Path:
-    import os
-
-    from quiver.commands.ledger import ledger_path
-
-    return ledger_path(_root(project), ledger, os.environ)
-
-
-@cli.group("ledger")
-def ledger_group() -> None:
-    """Inspect the execution ledger; approve, deny or resolve actions."""
-
-
-@ledger_group.command("list")
-@project_option
-@ledger_option
-@ledger_state_filter
-@ledger_tool_filter
-@ledger_since_filter
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many actions.")
-@ledger_format_option
-def ledger_list_command(
-    project: Path,
-    ledger: str | None,
-    states: tuple[str, ...],
-    tools: tuple[str, ...],
-    since: str | None,
-    limit: int | None,
-    fmt: str,
-) -> None:
-    """List actions, oldest first."""
-    from quiver.commands.ledger import list_actions
-
-    path = _ledger_path(project, ledger)
-    click.echo(list_actions(path, states=states, tools=tools, since=since, limit=limit, fmt=fmt), nl=False)
-
-
-@ledger_group.command("show")
-@project_option
-@ledger_option
-@click.argument("action_id")
-@ledger_format_option
-def ledger_show_command(project: Path, ledger: str | None, action_id: str, fmt: str) -> None:
-    """Show one action with its attempts and state changes."""
-    from quiver.commands.ledger import show_action
-
-    click.echo(show_action(_ledger_path(project, ledger), action_id, fmt=fmt), nl=False)
-
-
-@ledger_group.command("approve")
-@project_option
-@ledger_option
-@click.argument("action_id")
-@click.option("--by", default=None, help="Who approves (default: the login name).")
-@ledger_format_option
-def ledger_approve_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> None:
-    """Approve an action awaiting approval; the caller's next call with its key runs it once."""
-    from quiver.commands.ledger import approve
-
-    click.echo(approve(_ledger_path(project, ledger), action_id, by=by, fmt=fmt), nl=False)
-
-
-@ledger_group.command("deny")
-@project_option
-@ledger_option
-@click.argument("action_id")
-@click.option("--by", default=None, help="Who denies (default: the login name).")
-@ledger_format_option
-def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> None:
-    """Deny an action awaiting approval: it ends failed_final without running."""
-    from quiver.commands.ledger import deny
-
-    click.echo(deny(_ledger_path(project, ledger), action_id, by=by, fmt=fmt), nl=False)
-
-
-@ledger_group.command("resolve")
-@project_option
-@ledger_option
-@click.argument("action_id")
-@click.option("--state", "state", required=True, type=click.Choice(["succeeded", "failed_final"]),
-              help="What the operator found: it took effect, or it did not.")  # fmt: skip
-@click.option("--note", default=None, help="Why (kept in the ledger's event log).")
-@click.option("--by", default=None, help="Who resolves (default: the login name).")
-@ledger_format_option
-def ledger_resolve_command(
-    project: Path, ledger: str | None, action_id: str, state: str, note: str | None, by: str | None, fmt: str
-) -> None:
-    """Settle an unknown_outcome action after checking the target."""
-    from quiver.commands.ledger import resolve
-
-    path = _ledger_path(project, ledger)
-    click.echo(resolve(path, action_id, state, note=note, by=by, fmt=fmt), nl=False)
-
-
-@ledger_group.command("export")
-@project_option
-@ledger_option
-@ledger_state_filter
-@ledger_tool_filter
-@ledger_since_filter
-def ledger_export_command(
-    project: Path, ledger: str | None, states: tuple[str, ...], tools: tuple[str, ...], since: str | None
-) -> None:
-    """Write matching actions, with attempts and events, as JSON lines to stdout."""
-    from quiver.commands.ledger import export
-
-    for line in export(_ledger_path(project, ledger), states=states, tools=tools, since=since):
-        click.echo(line, nl=False)
+cli.add_command(usage_cli.stats_command)
+cli.add_command(usage_cli.advise_command)
+cli.add_command(usage_cli.budget_command)
+cli.add_command(ledger_cli.ledger_group)
 
 
 def main() -> None:

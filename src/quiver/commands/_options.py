@@ -1,0 +1,50 @@
+"""Options and helpers shared by the click commands: project root, color, report output."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from quiver.commands.stats import Output
+
+project_option = click.option(
+    "--project",
+    "-C",
+    "project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Project root (where .github/, .mcp.json and quiver.lock.json live).",
+)
+
+
+def color(output: Path | None) -> bool:
+    """Color on a terminal; NO_COLOR turns it off, FORCE_COLOR on (https://no-color.org)."""
+    import os
+
+    if output is not None or os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
+def root(project: Path) -> Path:
+    if not project.is_dir():
+        raise click.BadParameter(f"directory `{project}` does not exist", param_hint="--project")
+    return project.resolve()
+
+
+def split(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Repeatable options that also take comma lists: `--select AGT,MCP --select SEC`."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def emit(output: Output) -> None:
+    """A command's stderr lines, then its report on stdout, then its exit code."""
+    for message in output.messages:
+        click.echo(message, err=True)
+    click.echo(output.text, nl=False)
+    sys.exit(output.code)

@@ -1,0 +1,74 @@
+"""`quiver stats`, `quiver advise`, `quiver budget`: the click side of the usage commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from quiver.commands._options import emit as _emit
+from quiver.commands._options import project_option
+from quiver.commands._options import root as _root
+
+
+@click.command("stats")
+@project_option
+@click.option(
+    "--since", default=None, help="Only sessions started since a duration ago (90s, 30m, 12h, 7d, 2w) or an ISO date."
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def stats_command(project: Path, since: str | None, fmt: str) -> None:
+    """Figures of the recorded gateway sessions (.quiver/usage/), per agent and per tool."""
+    from quiver.commands.stats import run
+
+    _emit(run(_root(project), since, fmt))
+
+
+@click.command("advise")
+@project_option
+@click.option(
+    "--shadow",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help='Advise from a JSON-lines log of calls made without quiver: {"session", "tool": "server/tool", "timestamp"}.',
+)
+@click.option("--agent", default=None, help="Advise only this agent (with --shadow: the agent that made the calls).")
+@click.option("--since", default=None, help="Only sessions started since a duration ago (7d, 12h) or an ISO date.")
+@click.option("--min-sessions", type=click.IntRange(min=1), default=10, show_default=True, help="Fewer: no advice.")
+@click.option(
+    "--patch",
+    "patch_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the config change to this file (atomically) as a patch for `git apply` or `patch -p1`.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def advise_command(
+    project: Path,
+    shadow: Path | None,
+    agent: str | None,
+    since: str | None,
+    min_sessions: int,
+    patch_out: Path | None,
+    fmt: str,
+) -> None:
+    """Which tools each agent should preload or defer, from recorded use, and the config change as a patch."""
+    from quiver.commands.advise import run
+
+    _emit(run(_root(project), shadow, fmt, patch_out, agent=agent, since=since, min_sessions=min_sessions))
+
+
+@click.command("budget")
+@project_option
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write a self-contained HTML report (charts, largest schemas, advice) to this file.",
+)
+def budget_command(project: Path, html_out: Path | None) -> None:
+    """The compiled manifests' token budget per agent; --html writes a report to look at."""
+    from quiver.commands.budget import run
+
+    _emit(run(_root(project), html_out))
