@@ -1,13 +1,28 @@
-"""Print actions per second through the executor with the SQLite ledger, and the time the ledger adds.
+"""Print actions per second through the executor with the SQLite and the PostgreSQL ledger, side by side.
 
-    python bench/ledger.py [--calls 5000] [--processes 2]
+    python bench/ledger.py [--calls 5000] [--processes 2] [--postgres URL]
 
 The tool is a trivial read tool answered in-process (no network, no MCP), so what is measured is the
 executor: key claim, state transitions, attempt row, span (no SDK: non-recording), JSON encoding.
-Rows: DirectExecutor (no ledger) as the baseline; LedgerExecutor on a fresh SQLite file in WAL mode
-with synchronous=NORMAL (the default: survives a process crash) and FULL (survives power loss), with
-and without a caller key; and N processes sharing one ledger file (aggregate actions/s). "added p50"
-is the ledger's p50 per-call latency minus DirectExecutor's.
+
+Rows: DirectExecutor (no ledger) as the baseline, then each scenario on both stores:
+* "crash-safe": SQLite WAL synchronous=NORMAL (survives a crash of the process: the default) and
+  PostgreSQL with synchronous_commit=off (survives a crash of the gateway; a crash of the database
+  server may lose its last few hundred milliseconds of commits);
+* "durable": SQLite synchronous=FULL and PostgreSQL synchronous_commit=on (the PostgreSQL default):
+  each commit is on disk before the call goes on;
+* with and without a caller key; and N processes sharing one ledger (aggregate actions/s);
+* "pg inline": the PostgreSQL store with `offload=False` (statements run on the event loop's thread, as
+  SQLite's do): the price of the default worker-thread hop, which keeps a gateway's event loop free
+  while a statement waits on the network or on another replica's row lock.
+"added p50" is the ledger's p50 per-call latency minus DirectExecutor's.
+
+PostgreSQL is a throw-away server this script starts on the same machine (fsync on, unix socket and
+127.0.0.1; the binaries from /usr/lib/postgresql/*/bin; as the `postgres` user when run as root), so
+the database competes with the executor for the same cores: with 2 cores this is the worst case for
+PostgreSQL and the best for SQLite, which does its work inside the calling process. `--postgres URL`
+uses an existing database instead (it must be migrated: `quiver ledger migrate`; the bench adds its rows
+and leaves them).
 """
 
 from __future__ import annotations
@@ -19,16 +34,19 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import anyio  # noqa: E402
+import psycopg  # noqa: E402
 
 from quiver.runtime.executor import LedgerExecutor  # noqa: E402
+from quiver.runtime.ledger import LedgerStore  # noqa: E402
+from quiver.runtime.ledger_postgres import PostgresLedger, migrate_schema  # noqa: E402
 from quiver.runtime.ledger_sqlite import SqliteLedger  # noqa: E402
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor  # noqa: E402
 
@@ -39,6 +57,10 @@ POLICY = {
 }  # fmt: skip
 RESULT = {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3}, "isError": False}
 WARMUP = 200
+
+# A store, described so that a worker process can open it again: ("sqlite", path, synchronous) or
+# ("postgresql", url, "on"|"off" [",inline": statements on the event loop's thread, no worker threads]).
+Spec = tuple[str, str, str]
 
 
 async def dispatch(request: CallRequest, meta: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
@@ -64,24 +86,31 @@ async def measure(executor: Executor, calls: int, *, keyed: bool, tag: str) -> t
     return time.perf_counter() - started, latencies
 
 
-def run_ledger(
-    path: Path, calls: int, *, keyed: bool, synchronous: Literal["NORMAL", "FULL"], tag: str
-) -> tuple[float, list[float]]:
-    store = SqliteLedger(path, synchronous=synchronous)
+def open_store(spec: Spec) -> LedgerStore:
+    kind, where, mode = spec
+    if kind == "sqlite":
+        return SqliteLedger(where, synchronous="FULL" if mode == "FULL" else "NORMAL")
+    commit, _, inline = mode.partition(",")
+    separator = "&" if "?" in where else "?"
+    return PostgresLedger(f"{where}{separator}options=-csynchronous_commit%3D{commit}", offload=not inline)
+
+
+def run_ledger(spec: Spec, calls: int, *, keyed: bool, tag: str) -> tuple[float, list[float]]:
+    store = open_store(spec)
     try:
         return anyio.run(lambda: measure(LedgerExecutor(store), calls, keyed=keyed, tag=tag))
     finally:
         store.close()
 
 
-def _worker(path: str, calls: int, index: int, queue: Any) -> None:
-    queue.put(run_ledger(Path(path), calls, keyed=True, synchronous="NORMAL", tag=f"p{index}"))
+def _worker(spec: Spec, calls: int, tag: str, queue: Any) -> None:
+    queue.put(run_ledger(spec, calls, keyed=True, tag=tag))
 
 
-def run_processes(path: Path, calls: int, processes: int) -> tuple[float, list[float]]:
+def run_processes(spec: Spec, calls: int, processes: int, tag: str) -> tuple[float, list[float]]:
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    workers = [context.Process(target=_worker, args=(str(path), calls, i, queue)) for i in range(processes)]
+    workers = [context.Process(target=_worker, args=(spec, calls, f"{tag}-p{i}", queue)) for i in range(processes)]
     for worker in workers:
         worker.start()
     results = [queue.get(timeout=600) for _ in workers]
@@ -91,39 +120,85 @@ def run_processes(path: Path, calls: int, processes: int) -> tuple[float, list[f
     return wall, [latency for _, latencies in results for latency in latencies]
 
 
-def row(name: str, calls: int, elapsed: float, latencies: list[float], baseline_p50: float | None) -> str:
-    cuts = statistics.quantiles(latencies, n=100)
-    p50, p95 = statistics.median(latencies), cuts[94]
-    added = "" if baseline_p50 is None else f"{(p50 - baseline_p50) * 1e6:10.1f}"
-    return f"{name:<44} {calls:>7} {calls / elapsed:>11.0f} {p50 * 1e6:>9.1f} {p95 * 1e6:>9.1f} {added:>10}"
+def cells(calls: int, elapsed: float, latencies: list[float], baseline_p50: float | None) -> str:
+    p50, p95 = statistics.median(latencies), statistics.quantiles(latencies, n=100)[94]
+    added = "" if baseline_p50 is None else f"{(p50 - baseline_p50) * 1e6:.0f}"
+    return f"{calls / elapsed:>9.0f} {p50 * 1e6:>7.0f} {p95 * 1e6:>7.0f} {added:>7}"
+
+
+def start_postgres() -> tuple[str, Callable[[], None]]:
+    """The ledger tests' throw-away server (tests/runtime/_pg_server.py), durable this time."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "quiver_bench_pg_server", ROOT / "tests" / "runtime" / "_pg_server.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.PgServer(durable=True)
+    server.start()
+    url: str = server.socket_url(server.create_database())
+    stop: Callable[[], None] = server.stop
+    return url, stop
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--calls", type=int, default=5000, help="calls per row (per process in the last row)")
-    parser.add_argument("--processes", type=int, default=2, help="processes sharing one ledger in the last row")
+    parser.add_argument("--calls", type=int, default=5000, help="calls per row (per process in the last rows)")
+    parser.add_argument("--processes", type=int, default=2, help="processes sharing one ledger in the last rows")
+    parser.add_argument("--postgres", metavar="URL", default=None, help="a migrated database (default: start one)")
     options = parser.parse_args()
     calls = options.calls
-    print(f"cpus: {os.cpu_count()}  python {sys.version.split()[0]}  sqlite {__import__('sqlite3').sqlite_version}")
-    print(f"{'executor':<44} {'calls':>7} {'actions/s':>11} {'p50 us':>9} {'p95 us':>9} {'added p50':>10}")
-    elapsed, latencies = anyio.run(lambda: measure(DirectExecutor(), calls, keyed=False, tag="direct"))
-    baseline = statistics.median(latencies)
-    print(row("DirectExecutor (no ledger)", calls, elapsed, latencies, None))
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, keyed, synchronous in (
-            ("LedgerExecutor sqlite WAL NORMAL, no key", False, "NORMAL"),
-            ("LedgerExecutor sqlite WAL NORMAL, caller key", True, "NORMAL"),
-            ("LedgerExecutor sqlite WAL FULL, caller key", True, "FULL"),
-        ):
-            path = Path(tmp) / f"{synchronous}-{keyed}.db"
-            elapsed, latencies = run_ledger(path, calls, keyed=keyed, synchronous=synchronous, tag=name)  # type: ignore[arg-type]
-            print(row(name, calls, elapsed, latencies, baseline))
-        if options.processes > 1:
-            path = Path(tmp) / "shared.db"
-            SqliteLedger(path).close()
-            elapsed, latencies = run_processes(path, calls, options.processes)
-            name = f"{options.processes} processes, one ledger, NORMAL, key"
-            print(row(name, calls * options.processes, elapsed, latencies, baseline))
+    if options.postgres:
+        url: str = options.postgres
+        stop: Callable[[], None] = lambda: None  # noqa: E731
+    else:
+        url, stop = start_postgres()
+    try:
+        migrate_schema(url)
+        with psycopg.connect(url) as conn:
+            version = conn.execute("SHOW server_version").fetchone()
+        server_version = version[0] if version else "?"
+        print(
+            f"cpus: {os.cpu_count()}  python {sys.version.split()[0]}  sqlite {__import__('sqlite3').sqlite_version}  "
+            f"postgresql {server_version} (same machine, unix socket)  psycopg {psycopg.__version__}"
+        )
+        header = f"{'actions/s':>9} {'p50 us':>7} {'p95 us':>7} {'added':>7}"
+        print(f"{'':<40} {'calls':>6} | {'sqlite':^33} | {'postgresql':^33}")
+        print(f"{'scenario':<40} {'':>6} | {header} | {header}")
+        elapsed, latencies = anyio.run(lambda: measure(DirectExecutor(), calls, keyed=False, tag="direct"))
+        baseline = statistics.median(latencies)
+        print(f"{'DirectExecutor (no ledger)':<40} {calls:>6} | {cells(calls, elapsed, latencies, None)} |")
+        with tempfile.TemporaryDirectory() as tmp:
+            scenarios: list[tuple[str, bool, str, str]] = [
+                ("1 process, crash-safe, no key", False, "NORMAL", "off"),
+                ("1 process, crash-safe, caller key", True, "NORMAL", "off"),
+                ("1 process, durable, caller key", True, "FULL", "on"),
+            ]
+            for number, (name, keyed, sqlite_mode, pg_mode) in enumerate(scenarios):
+                sqlite: Spec = ("sqlite", str(Path(tmp) / f"{number}.db"), sqlite_mode)
+                postgres: Spec = ("postgresql", url, pg_mode)
+                row = [
+                    run_ledger(spec, calls, keyed=keyed, tag=f"s{number}-{time.time()}") for spec in (sqlite, postgres)
+                ]
+                print(f"{name:<40} {calls:>6} | " + " | ".join(cells(calls, *r, baseline) for r in row))
+            name = "1 process, crash-safe, key, pg inline"
+            elapsed, latencies = run_ledger(("postgresql", url, "off,inline"), calls, keyed=True, tag=f"i{time.time()}")
+            print(f"{name:<40} {calls:>6} | {'':>33} | {cells(calls, elapsed, latencies, baseline)}")
+            if options.processes > 1:
+                for pg_mode, sqlite_mode, label in (("off", "NORMAL", "crash-safe"), ("on", "FULL", "durable")):
+                    path = Path(tmp) / f"shared-{sqlite_mode}.db"
+                    SqliteLedger(path).close()
+                    row = [
+                        run_processes(spec, calls, options.processes, f"m{pg_mode}-{time.time()}")
+                        for spec in (("sqlite", str(path), sqlite_mode), ("postgresql", url, pg_mode))
+                    ]
+                    name = f"{options.processes} processes, one ledger, {label}, key"
+                    total = calls * options.processes
+                    print(f"{name:<40} {total:>6} | " + " | ".join(cells(total, *r, baseline) for r in row))
+    finally:
+        stop()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from quiver.commands import ledger as cmd
 from quiver.errors import InputError, UsageError
 from quiver.runtime.executor import LedgerExecutor
 from quiver.runtime.ledger import Action, canonical_json, new_action_id, sha256_text
+from quiver.runtime.ledger_open import LedgerTarget
 from quiver.runtime.ledger_sqlite import SqliteLedger
 from quiver.runtime.protocol import CallRequest
 
@@ -163,8 +164,11 @@ def test_the_ledger_path_comes_from_the_flag_then_the_environment_then_the_confi
     assert cmd.ledger_path(tmp_path, None, {"QUIVER_LEDGER_URL": "sqlite:////abs/l.db"}) == Path("/abs/l.db")
     assert cmd.ledger_path(tmp_path, "flag.db", {"QUIVER_LEDGER_URL": "env.db"}) == tmp_path / "flag.db"
     assert cmd.ledger_path(Path("/nowhere"), None, {}) == Path("/nowhere/.quiver/ledger.db")
-    with pytest.raises(UsageError, match="postgresql"):
-        cmd.ledger_path(tmp_path, None, {"QUIVER_LEDGER_URL": "postgresql://db/quiver"})
+    assert cmd.ledger_path(tmp_path, None, {"QUIVER_LEDGER_URL": "postgresql://db/quiver"}) == LedgerTarget(
+        "postgresql", "postgresql://db/quiver"
+    )
+    with pytest.raises(UsageError, match="mysql"):
+        cmd.ledger_path(tmp_path, None, {"QUIVER_LEDGER_URL": "mysql://db/quiver"})
 
 
 def test_a_missing_ledger_is_an_input_error_with_a_hint(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """`quiver ledger list|show|approve|deny|resolve|export`: read the execution ledger and settle actions.
 
-The ledger is `--ledger PATH`, else `QUIVER_LEDGER_URL` (a path, or `sqlite:///relative.db` /
-`sqlite:////absolute.db`), else `ledger` in the project config (default `.quiver/ledger.db`);
-relative paths are under the project root. `--since` takes an ISO date or time (UTC unless it says
-otherwise) or an age: `90s`, `30m`, `24h`, `7d`.
+The ledger is `--ledger PATH|URL`, else `QUIVER_LEDGER_URL`, else `ledger` in the project config
+(default `.quiver/ledger.db`): a SQLite path (or `sqlite:///relative.db` / `sqlite:////absolute.db`;
+relative paths are under the project root) or a PostgreSQL URL (`postgresql://...`, see
+`quiver.runtime.ledger_open`; its schema comes from `quiver ledger migrate`). `--since` takes an ISO
+date or time (UTC unless it says otherwise) or an age: `90s`, `30m`, `24h`, `7d`.
 
 approve / deny act on `awaiting_approval` actions: approve makes it `validated` (approved), and the
 caller's next call with the same idempotency key dispatches it once; deny ends it `failed_final`.
@@ -25,7 +26,7 @@ from typing import Literal, TypeVar
 
 import anyio
 
-from quiver.errors import InputError, UsageError
+from quiver.errors import ConfigError, InputError, UsageError
 from quiver.jsonout import pretty
 from quiver.runtime.ledger import (
     JSON,
@@ -33,33 +34,28 @@ from quiver.runtime.ledger import (
     Action,
     ActionFilter,
     LedgerError,
+    LedgerStore,
     StateConflict,
     UnknownAction,
     canonical_json,
     iso_time,
 )
-from quiver.runtime.ledger_sqlite import SqliteLedger
+from quiver.runtime.ledger_open import LedgerTarget, open_ledger, resolve_ledger
 
-ENV_URL = "QUIVER_LEDGER_URL"
+Ledger = Path | LedgerTarget  # a SQLite file, or any resolved ledger location
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _T = TypeVar("_T")
 
 
-def ledger_path(root: Path, ledger: str | None, environ: Mapping[str, str]) -> Path:
-    """Where the ledger is: --ledger, else QUIVER_LEDGER_URL, else config `ledger`."""
-    value = ledger or environ.get(ENV_URL)
-    if not value:
-        from quiver.config import load_config
-
-        value = load_config(root).ledger
-    if "://" in value:
-        scheme, _, rest = value.partition("://")
-        if scheme != "sqlite":
-            raise UsageError(f"ledger URL scheme `{scheme}` is not supported", hint="use a path or sqlite:///path.db")
-        value = rest[1:] if rest.startswith("/") else rest  # SQLAlchemy style: sqlite:////abs, sqlite:///rel
-    path = Path(value)
-    return path if path.is_absolute() else root / path
+def ledger_path(root: Path, ledger: str | None, environ: Mapping[str, str]) -> Ledger:
+    """Where the ledger is: --ledger, else QUIVER_LEDGER_URL, else config `ledger`. A SQLite ledger is its
+    file's Path; a PostgreSQL one a LedgerTarget."""
+    try:
+        target = resolve_ledger(root, ledger, environ)
+    except ConfigError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
+    return target.path if target.kind == "sqlite" else target
 
 
 def parse_since(text: str, now: float) -> float:
@@ -79,7 +75,7 @@ def parse_since(text: str, now: float) -> float:
 
 
 def list_actions(
-    path: Path, *, states: Sequence[str] = (), tools: Sequence[str] = (), since: str | None = None,
+    path: Ledger, *, states: Sequence[str] = (), tools: Sequence[str] = (), since: str | None = None,
     limit: int | None = None, fmt: str = "text", now: float | None = None,
 ) -> str:  # fmt: skip
     filters = _filters(states, tools, since, limit, now)
@@ -96,8 +92,8 @@ def list_actions(
     return "\n".join(lines) + "\n"
 
 
-def show_action(path: Path, action_id: str, *, fmt: str = "text") -> str:
-    async def read(store: SqliteLedger) -> dict[str, JSON]:
+def show_action(path: Ledger, action_id: str, *, fmt: str = "text") -> str:
+    async def read(store: LedgerStore) -> dict[str, JSON]:
         action = await store.get(action_id)
         return {
             "action": action.to_json(),
@@ -127,7 +123,7 @@ def show_action(path: Path, action_id: str, *, fmt: str = "text") -> str:
     return "\n".join(lines) + "\n"
 
 
-def approve(path: Path, action_id: str, *, by: str | None = None, fmt: str = "text", now: float | None = None) -> str:
+def approve(path: Ledger, action_id: str, *, by: str | None = None, fmt: str = "text", now: float | None = None) -> str:
     ref = f"cli:{by or _user()}"
     action = _settle(
         path, action_id, "awaiting_approval", "validated", now, approval="approved", approval_ref=ref, owner=None
@@ -139,7 +135,7 @@ def approve(path: Path, action_id: str, *, by: str | None = None, fmt: str = "te
     return pretty(action.to_json()) if fmt == "json" else text
 
 
-def deny(path: Path, action_id: str, *, by: str | None = None, fmt: str = "text", now: float | None = None) -> str:
+def deny(path: Ledger, action_id: str, *, by: str | None = None, fmt: str = "text", now: float | None = None) -> str:
     ref = f"cli:{by or _user()}"
     action = _settle(
         path, action_id, "awaiting_approval", "failed_final", now, approval="declined", approval_ref=ref,
@@ -149,7 +145,7 @@ def deny(path: Path, action_id: str, *, by: str | None = None, fmt: str = "text"
 
 
 def resolve(
-    path: Path, action_id: str, state: str, *, note: str | None = None, by: str | None = None, fmt: str = "text",
+    path: Ledger, action_id: str, state: str, *, note: str | None = None, by: str | None = None, fmt: str = "text",
     now: float | None = None,
 ) -> str:  # fmt: skip
     if state not in ("succeeded", "failed_final"):
@@ -172,13 +168,13 @@ def resolve(
 
 
 def export(
-    path: Path, *, states: Sequence[str] = (), tools: Sequence[str] = (), since: str | None = None,
+    path: Ledger, *, states: Sequence[str] = (), tools: Sequence[str] = (), since: str | None = None,
     now: float | None = None,
 ) -> Iterator[str]:  # fmt: skip
     """One JSON line per action: the record plus its attempts and events."""
     filters = _filters(states, tools, since, None, now)
 
-    async def read(store: SqliteLedger) -> list[str]:
+    async def read(store: LedgerStore) -> list[str]:
         lines = []
         for action in await store.list(filters):
             record = action.to_json()
@@ -204,13 +200,13 @@ def _filters(
 
 
 def _settle(
-    path: Path, action_id: str, from_state: Literal["awaiting_approval", "unknown_outcome"],
+    path: Ledger, action_id: str, from_state: Literal["awaiting_approval", "unknown_outcome"],
     to_state: Literal["validated", "succeeded", "failed_final"], now: float | None, *, detail: str | None = None,
     **fields: JSON,
 ) -> Action:  # fmt: skip
     at = time.time() if now is None else now
 
-    async def move(store: SqliteLedger) -> Action:
+    async def move(store: LedgerStore) -> Action:
         try:
             return await store.transition(action_id, (from_state,), to_state, at=at, detail=detail, **fields)
         except StateConflict as conflict:
@@ -222,22 +218,25 @@ def _settle(
     return _with_store(path, move)
 
 
-def _with_store(path: Path, work: Callable[[SqliteLedger], Awaitable[_T]]) -> _T:
-    if not path.is_file():
+def _with_store(where: Ledger, work: Callable[[LedgerStore], Awaitable[_T]]) -> _T:
+    target = where if isinstance(where, LedgerTarget) else LedgerTarget("sqlite", str(where))
+    if target.kind == "sqlite" and not target.path.is_file():
         raise InputError(
-            f"no ledger at {path}",
+            f"no ledger at {target.path}",
             hint="`quiver serve` creates it on the first call; or pass --ledger / QUIVER_LEDGER_URL",
         )
 
     async def run() -> _T:
         try:
-            store = SqliteLedger(path)
+            store = open_ledger(target)
         except (LedgerError, sqlite3.DatabaseError) as exc:
-            raise InputError(f"cannot open ledger {path}: {exc}") from None
+            raise InputError(f"cannot open ledger {target.display()}: {exc}") from None
         try:
             return await work(store)
         except UnknownAction as exc:
             raise UsageError(str(exc), hint="see `quiver ledger list`") from None
+        except LedgerError as exc:  # the database went away mid-command
+            raise InputError(f"ledger {target.display()}: {exc}") from None
         finally:
             store.close()
 

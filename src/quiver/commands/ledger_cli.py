@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from quiver.commands._options import project_option
 from quiver.commands._options import root as _root
 
+if TYPE_CHECKING:
+    from quiver.runtime.ledger_open import LedgerTarget
+
 _LEDGER_STATES = click.Choice(
     ["proposed", "validated", "awaiting_approval", "dispatching", "succeeded", "failed_retryable", "failed_final",
      "unknown_outcome"]
 )  # fmt: skip
 ledger_option = click.option(
-    "--ledger", "ledger", default=None, metavar="PATH",
-    help="Ledger file (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db).",
+    "--ledger", "ledger", default=None, metavar="PATH|URL",
+    help="Ledger: a SQLite file or a postgresql:// URL (default: $QUIVER_LEDGER_URL, else `ledger` in config: "
+         ".quiver/ledger.db).",
 )  # fmt: skip
 ledger_format_option = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -29,7 +34,7 @@ ledger_since_filter = click.option(
 )
 
 
-def _ledger_path(project: Path, ledger: str | None) -> Path:
+def _ledger_path(project: Path, ledger: str | None) -> Path | LedgerTarget:
     import os
 
     from quiver.commands.ledger import ledger_path
@@ -137,3 +142,15 @@ def ledger_export_command(
 
     for line in export(_ledger_path(project, ledger), states=states, tools=tools, since=since):
         click.echo(line, nl=False)
+
+
+@ledger_group.command("migrate")
+@project_option
+@ledger_option
+def ledger_migrate_command(project: Path, ledger: str | None) -> None:
+    """Create or upgrade the ledger's schema (a PostgreSQL ledger needs it before `quiver serve`)."""
+    import os
+
+    from quiver.runtime.ledger_open import migrate, resolve_ledger
+
+    click.echo(migrate(resolve_ledger(_root(project), ledger, os.environ)))

@@ -114,12 +114,17 @@ def run(
 
 
 def ledger_executor(root: Path, ledger: str | None) -> Executor:
-    """A LedgerExecutor on the configured store, approving through MCP elicitation where the client can."""
-    from quiver.commands.ledger import ledger_path
+    """A LedgerExecutor on the configured store (a SQLite file, created on first use, or a migrated
+    PostgreSQL database), approving through MCP elicitation where the client can."""
+    from quiver.errors import InputError
     from quiver.runtime.approval import ElicitationApprover
     from quiver.runtime.executor import LedgerExecutor
-    from quiver.runtime.ledger_sqlite import SqliteLedger
+    from quiver.runtime.ledger import LedgerError
+    from quiver.runtime.ledger_open import open_ledger, resolve_ledger
 
-    path = ledger_path(root, ledger, os.environ)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return LedgerExecutor(SqliteLedger(path), approver=ElicitationApprover())
+    target = resolve_ledger(root, ledger, os.environ)
+    try:
+        store = open_ledger(target)
+    except LedgerError as exc:
+        raise InputError(f"cannot open ledger {target.display()}: {exc}") from None
+    return LedgerExecutor(store, approver=ElicitationApprover())

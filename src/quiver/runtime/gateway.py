@@ -28,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+import anyio
 import jsonschema
 import mcp.types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
@@ -55,6 +56,7 @@ __all__ = ["Gateway", "GatewayScope"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_SEARCH_LIMIT = 5
+DEFAULT_SWEEP_INTERVAL_S = 5.0  # recovery sweeps of a shared ledger (see docs/scaling.md)
 _SESSION_HEADER = "mcp-session-id"
 _DROPPED_META = ("progressToken", "progress_token")
 
@@ -123,6 +125,16 @@ class Gateway:
             if report.recovered or report.reconciled:
                 logger.warning("recovered %d action(s), reconciled %d", len(report.recovered), len(report.reconciled))
         return self
+
+    async def sweep_orphans(self, interval_s: float = DEFAULT_SWEEP_INTERVAL_S) -> None:
+        """Until cancelled, settle every `interval_s` the actions of gateways that died: on a shared ledger
+        (replicas), a dead replica's actions are settled here once their lease expires. No-op without a ledger."""
+        from quiver.runtime.executor import LedgerExecutor
+        from quiver.runtime.ledger_open import run_recovery_sweeps
+
+        if isinstance(self.executor, LedgerExecutor):
+            await anyio.sleep(interval_s)  # __aenter__ has just recovered
+            await run_recovery_sweeps(self.executor, None, interval_s=interval_s)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

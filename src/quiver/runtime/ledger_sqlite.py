@@ -116,10 +116,29 @@ class SqliteLedger:
             str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
         )
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._use_wal(busy_timeout_ms / 1000)
         self._conn.execute(f"PRAGMA synchronous = {synchronous}")
         self._conn.execute("PRAGMA foreign_keys = ON")
         self._migrate()
+
+    def _use_wal(self, budget_s: float) -> None:
+        """Switch to WAL once. Several processes opening a brand-new file at once can find it locked: the
+        busy handler does not cover a journal-mode change, so retry briefly until one of them has switched."""
+        import time
+
+        deadline = time.monotonic() + budget_s
+        delay = 0.005
+        while True:
+            try:
+                mode = str(self._conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+                if mode != "wal":
+                    self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
 
     def close(self) -> None:
         with self._lock:

@@ -50,6 +50,7 @@ async def serve_stdio(gateway: Gateway) -> None:
     server = gateway.server
     async with gateway, anyio.create_task_group() as tg:
         tg.start_soon(_exit_on_signals, gateway)
+        tg.start_soon(gateway.sweep_orphans)
         transport = _stdio.stdio_streams() if _stdio.usable() else stdio_server()
         async with transport as (read_stream, write_stream):
             logger.info("serving agent `%s` over stdio", gateway.manifest.agent_id)
@@ -97,11 +98,13 @@ async def serve_http(
             lifespan="on",
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
-        async with gateway:
+        async with gateway, anyio.create_task_group() as sweeps:
+            sweeps.start_soon(gateway.sweep_orphans)
             logger.info("serving agent `%s` at %s", gateway.manifest.agent_id, url)
             if ready is not None:
                 ready(url)
             await _Uvicorn(config).serve(sockets=[sock])
+            sweeps.cancel_scope.cancel()
     finally:
         sock.close()
 

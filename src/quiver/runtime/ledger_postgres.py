@@ -1,0 +1,640 @@
+"""The PostgreSQL ledger store: one database shared by several gateway replicas (psycopg 3).
+
+Selected by `ledger = "postgresql://user@host/db"` in the config or `QUIVER_LEDGER_URL` (see
+`quiver.runtime.ledger_open`). The schema is created and upgraded by `quiver ledger migrate`
+(`migrate_schema`): versioned scripts in `MIGRATIONS`, applied in one transaction under an advisory lock, the
+version kept in `quiver_meta`. A store refuses a database whose schema is older (run migrate) or newer
+(a newer quiver wrote it) than this code.
+
+Exactly-once per idempotency key is enforced by the database, never by an in-process lock:
+
+* the claim is `INSERT ... ON CONFLICT (idempotency_key) DO NOTHING` on a unique column, in the same
+  statement as the creation event; the loser reads the winner's row (READ COMMITTED: after the
+  winner commits) and gets `(existing, False)`;
+* a transition locks the row (`SELECT ... FOR UPDATE`), checks its state against `from_states`,
+  updates it, appends the event numbered from the row's own event counter and, when given, the
+  attempt: one statement, so one round trip and one transaction. `validated -> dispatching` is the
+  guarded move that makes one replica the sender.
+
+Leases. Every action in flight (`proposed`, `validated`, `dispatching`, `failed_retryable`) carries
+`lease_expires_at`, set by each transition to `at` plus a length fixed at creation from the action's
+policy, plus the store's `lease_margin_s`: `timeout_ms` and the executor's dispatch grace (the longest a
+live executor stays in `dispatching`, and far longer than it stays in `proposed` or `validated`), or,
+for `failed_retryable`, the longest backoff wait (`retry.maximum_interval`). So the owner needs no
+heartbeat: a live executor always makes its next transition before its lease runs out. A lease that
+expires early (a margin shorter than a stall of the gateway) never causes a second dispatch: recovery
+only moves a write to `unknown_outcome`, and the owner's late transition then fails with StateConflict.
+`recover_dispatching(now)` settles an action when its lease expired before `now` **or** `is_orphan(action)`
+says its owner is gone (the executor's default checks the pid on this host), as the SQLite store does
+(see `quiver.runtime.ledger.recovery_state`): the orphans are locked with `SELECT ... FOR UPDATE SKIP
+LOCKED`, so replicas sweeping at once never wait for each other and settle each action once.
+Timestamps come from the executors' clocks, as everywhere in the ledger: replicas' clocks must agree
+to well within `lease_margin_s` (NTP does).
+
+Connections: a small pool of autocommit connections; each method runs in a worker thread (`offload`)
+so a slow network or a row lock held by another replica never blocks the event loop. Text never holds
+NUL (PostgreSQL refuses it): free text has it replaced by U+FFFD, and an id or key containing one is
+refused with ValueError. Connection failures raise `LedgerUnavailable`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import functools
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Final, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import anyio.to_thread
+import psycopg
+
+from quiver.runtime.ledger import (
+    JSON,
+    MUTABLE_FIELDS,
+    STATES,
+    Action,
+    ActionFilter,
+    Attempt,
+    Event,
+    LedgerError,
+    Recovered,
+    SchemaVersionError,
+    State,
+    StateConflict,
+    UnknownAction,
+    check_fields,
+    check_transition,
+    iso_time,
+    recovery_state,
+)
+
+SCHEMA_VERSION: Final = 1
+DEFAULT_LEASE_MARGIN_S: Final = 30.0
+DEFAULT_POOL_SIZE: Final = 4
+DEFAULT_CONNECT_TIMEOUT_S: Final = 10
+IN_FLIGHT: Final[tuple[State, ...]] = ("proposed", "validated", "dispatching", "failed_retryable")
+_MIGRATE_LOCK: Final = 0x71756976_6572  # pg_advisory_xact_lock key: "quiver"
+_T = TypeVar("_T")
+
+_ACTION_COLUMNS: Final = tuple(field.name for field in dataclasses.fields(Action))
+_COLUMNS = ", ".join(_ACTION_COLUMNS)
+_SELECT = f"SELECT {_COLUMNS} FROM quiver_actions"
+
+
+def _literals(states: Sequence[str]) -> str:
+    """SQL literals of state names (a closed set of identifiers: nothing to escape)."""
+    assert set(states) <= set(STATES)
+    return ", ".join(f"'{state}'" for state in states)
+
+
+_STATE_CHECK = _literals(STATES)
+
+# Ordered schema scripts: MIGRATIONS[n] takes a database from version n to n + 1. Never edit a shipped
+# script; append a new one (and bump SCHEMA_VERSION) instead.
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        f"""CREATE TABLE quiver_actions (
+            id TEXT PRIMARY KEY,
+            idempotency_key TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL,
+            requester TEXT NOT NULL,
+            call_id TEXT,
+            server TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            tool_sha256 TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            args_sha256 TEXT NOT NULL,
+            side_effect TEXT NOT NULL,
+            policy TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ({_STATE_CHECK})),
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            approval TEXT CHECK (approval IN ('pending', 'approved', 'declined')),
+            approval_ref TEXT,
+            result TEXT,
+            error_type TEXT,
+            error TEXT,
+            owner TEXT,
+            event_count INTEGER NOT NULL DEFAULT 1,
+            lease_s DOUBLE PRECISION NOT NULL,
+            backoff_lease_s DOUBLE PRECISION NOT NULL,
+            lease_expires_at DOUBLE PRECISION
+        )""",
+        "CREATE INDEX quiver_actions_created ON quiver_actions (created_at, id)",
+        # the few unsettled actions (recovery sweeps, `ledger list --state unknown_outcome`); the settled
+        # majority is not indexed by state
+        "CREATE INDEX quiver_actions_open ON quiver_actions (state, created_at)"
+        " WHERE state NOT IN ('succeeded', 'failed_final')",
+        """CREATE TABLE quiver_events (
+            action_id TEXT NOT NULL REFERENCES quiver_actions (id),
+            seq INTEGER NOT NULL,
+            at DOUBLE PRECISION NOT NULL,
+            from_state TEXT,
+            to_state TEXT NOT NULL,
+            detail TEXT,
+            PRIMARY KEY (action_id, seq)
+        )""",
+        """CREATE TABLE quiver_attempts (
+            action_id TEXT NOT NULL REFERENCES quiver_actions (id),
+            number INTEGER NOT NULL,
+            started_at DOUBLE PRECISION NOT NULL,
+            ended_at DOUBLE PRECISION NOT NULL,
+            outcome TEXT NOT NULL,
+            error_type TEXT,
+            error TEXT,
+            PRIMARY KEY (action_id, number)
+        )""",
+    ),
+)
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+class LedgerUnavailable(LedgerError):
+    """The database cannot be reached (or the connection broke mid-call)."""
+
+
+class LedgerNotMigrated(LedgerError):
+    """The database has no ledger schema yet, or an older one: run `quiver ledger migrate`."""
+
+
+def normalize_url(url: str) -> str:
+    """A libpq URL: `postgresql+psycopg://` (SQLAlchemy style) and `postgres://` become `postgresql://`."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.lower() in ("postgres", "postgresql", "postgresql+psycopg", "postgresql+psycopg2"):
+        return f"postgresql://{rest}"
+    return url
+
+
+def redact(url: str) -> str:
+    """The URL without its password (in the user part or a `password=` parameter), for messages."""
+    try:
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        return "postgresql://…"
+    if parts.password is not None:
+        host = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if any(name == "password" for name, _ in query):
+        shown = [(name, "***" if name == "password" else value) for name, value in query]
+        parts = parts._replace(query=urlencode(shown, safe="/*"))
+    return urlunsplit(parts)
+
+
+def connect(url: str, *, connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S) -> psycopg.Connection[tuple[Any, ...]]:
+    """An autocommit connection; LedgerUnavailable when the server cannot be reached."""
+    try:
+        return psycopg.connect(
+            normalize_url(url), autocommit=True, connect_timeout=connect_timeout_s, application_name="quiver-ledger"
+        )
+    except psycopg.OperationalError as exc:
+        raise LedgerUnavailable(f"cannot connect to the ledger database {redact(url)}: {_first_line(exc)}") from None
+
+
+def schema_version_of(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+    """The database's ledger schema version; 0 when it has none."""
+    exists = conn.execute("SELECT to_regclass('quiver_meta') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = conn.execute("SELECT value FROM quiver_meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate_schema(url: str, *, connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S) -> tuple[int, int]:
+    """Create or upgrade the ledger schema; returns (version before, version after). Idempotent, and safe
+    when several replicas run it at once (an advisory lock serialises them; DDL is transactional).
+    Raises SchemaVersionError when the database is newer than this quiver."""
+    with connect(url, connect_timeout_s=connect_timeout_s) as conn:
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
+                conn.execute("CREATE TABLE IF NOT EXISTS quiver_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                before = schema_version_of(conn)
+                if before > SCHEMA_VERSION:
+                    raise SchemaVersionError(
+                        f"ledger database {redact(url)} has schema version {before}; "
+                        f"this quiver reads up to {SCHEMA_VERSION}"
+                    )
+                for script in MIGRATIONS[before:]:
+                    for statement in script:
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO quiver_meta (key, value) VALUES ('schema_version', %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    (str(SCHEMA_VERSION),),
+                )
+        except psycopg.OperationalError as exc:
+            raise LedgerUnavailable(f"ledger database {redact(url)}: {_first_line(exc)}") from None
+    return before, SCHEMA_VERSION
+
+
+def lease_seconds(action: Action, margin_s: float) -> tuple[float, float]:
+    """(dispatch, backoff): how long a live executor may hold `action` in `dispatching` (its timeout plus
+    the executor's grace; also used for `proposed` and `validated`, which it leaves at once) and in
+    `failed_retryable` (the longest backoff wait), each plus the margin."""
+    from quiver.runtime.executor import DISPATCH_GRACE_S, ExecPolicy
+
+    try:
+        policy = ExecPolicy.from_mapping(action.policy_value())
+    except (ValueError, TypeError, AttributeError):
+        return margin_s, margin_s  # a malformed policy ends failed_final at once
+    return policy.timeout_s + DISPATCH_GRACE_S + margin_s, policy.retry.cap + margin_s
+
+
+class _Pool:
+    """At most `size` autocommit connections, each used by one thread at a time."""
+
+    def __init__(self, url: str, size: int, connect_timeout_s: int) -> None:
+        self._url = url
+        self._connect_timeout_s = connect_timeout_s
+        self._idle: list[psycopg.Connection[tuple[Any, ...]]] = []
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(size)
+        self._closed = False
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        with self._slots:
+            with self._lock:
+                if self._closed:
+                    raise LedgerError("the ledger store is closed")
+                conn = self._idle.pop() if self._idle else None
+            if conn is None or conn.closed or conn.broken:
+                conn = connect(self._url, connect_timeout_s=self._connect_timeout_s)
+            try:
+                yield conn
+            except BaseException:
+                if conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    conn.close()
+                    raise
+                self._release(conn)
+                raise
+            self._release(conn)
+
+    def _release(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        with self._lock:
+            if self._closed:
+                conn.close()
+            else:
+                self._idle.append(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+class PostgresLedger:
+    """`LedgerStore` on a PostgreSQL database shared by any number of processes and hosts."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        lease_margin_s: float = DEFAULT_LEASE_MARGIN_S,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        offload: bool = True,
+        migrate: bool = False,
+        connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S,
+    ) -> None:
+        if lease_margin_s < 0:
+            raise ValueError("lease_margin_s must be >= 0")
+        if pool_size < 1:
+            raise ValueError("pool_size must be >= 1")
+        self.url = normalize_url(url)
+        self.lease_margin_s = lease_margin_s
+        self._offload = offload
+        if migrate:
+            migrate_schema(self.url, connect_timeout_s=connect_timeout_s)
+        self._pool = _Pool(self.url, pool_size, connect_timeout_s)
+        try:
+            version = self._call(schema_version_of)
+            if version > SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"ledger database {redact(self.url)} has schema version {version}; "
+                    f"this quiver reads up to {SCHEMA_VERSION}"
+                )
+            if version < SCHEMA_VERSION:
+                have = "no ledger schema" if version == 0 else f"ledger schema version {version}"
+                raise LedgerNotMigrated(
+                    f"ledger database {redact(self.url)} has {have}; run `quiver ledger migrate` "
+                    f"(this quiver needs version {SCHEMA_VERSION})"
+                )
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def schema_version(self) -> int:
+        return self._call(schema_version_of)
+
+    async def lease_expires_at(self, action_id: str) -> float | None:
+        """When the action's lease ends (None once it has left the in-flight states); UnknownAction."""
+
+        def read(conn: psycopg.Connection[tuple[Any, ...]]) -> float | None:
+            row = conn.execute("SELECT lease_expires_at FROM quiver_actions WHERE id = %s", (action_id,)).fetchone()
+            if row is None:
+                raise UnknownAction(action_id)
+            return None if row[0] is None else float(row[0])
+
+        return await self._run(read, retry=True)
+
+    # --- the LedgerStore protocol -------------------------------------------------------------------
+
+    async def create_action(self, action: Action) -> tuple[Action, bool]:
+        if action.state != "proposed":
+            raise ValueError(f"a new action starts as proposed, not {action.state}")
+        _check_identity(action.id, "action id")
+        _check_identity(action.idempotency_key, "idempotency key")
+        values = {column: _clean(getattr(action, column)) for column in _ACTION_COLUMNS}
+        lease_s, backoff_lease_s = lease_seconds(action, self.lease_margin_s)
+        statement = (
+            f"WITH ins AS (INSERT INTO quiver_actions ({_COLUMNS}, event_count, lease_s, backoff_lease_s,"
+            f" lease_expires_at) VALUES ({', '.join(f'%({column})s' for column in _ACTION_COLUMNS)}, 1, %(lease_s)s,"
+            " %(backoff_lease_s)s, %(lease_until)s)"
+            " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id)"
+            " INSERT INTO quiver_events (action_id, seq, at, from_state, to_state, detail)"
+            " SELECT id, 1, %(created_at)s, NULL, 'proposed', NULL FROM ins"
+        )
+        params = {
+            **values,
+            "lease_s": lease_s,
+            "backoff_lease_s": backoff_lease_s,
+            "lease_until": action.created_at + lease_s,
+        }
+
+        def claim(conn: psycopg.Connection[tuple[Any, ...]]) -> tuple[Action, bool]:
+            while True:
+                if conn.execute(statement, params).rowcount:
+                    return action, True
+                row = conn.execute(f"{_SELECT} WHERE idempotency_key = %s", (action.idempotency_key,)).fetchone()
+                if row is not None:  # READ COMMITTED: the winner's row, committed before our insert gave way
+                    return _action(row), False
+
+        return await self._run(claim)
+
+    async def transition(
+        self,
+        action_id: str,
+        from_states: Sequence[State],
+        to_state: State,
+        *,
+        at: float,
+        detail: str | None = None,
+        attempt: Attempt | None = None,
+        **fields: JSON,
+    ) -> Action:
+        if not from_states:
+            raise ValueError("from_states is empty")
+        for from_state in from_states:
+            check_transition(from_state, to_state)
+        check_fields(fields)
+        statement, params = _transition_statement(
+            action_id, from_states, to_state, at=at, detail=detail, attempt=attempt, fields=fields
+        )
+
+        def move(conn: psycopg.Connection[tuple[Any, ...]]) -> Action:
+            row = conn.execute(statement, params).fetchone()
+            if row is None:
+                raise UnknownAction(action_id)
+            moved, action = bool(row[0]), _action(row[1:])
+            if not moved:
+                raise StateConflict(action, from_states)
+            return action
+
+        return await self._run(move)
+
+    async def record_attempt(self, attempt: Attempt) -> None:
+        def insert(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+            conn.execute(_INSERT_ATTEMPT, _attempt_params(attempt))
+
+        await self._run(insert)
+
+    async def get(self, action_id: str) -> Action:
+        def read(conn: psycopg.Connection[tuple[Any, ...]]) -> Action:
+            row = conn.execute(f"{_SELECT} WHERE id = %s", (action_id,)).fetchone()
+            if row is None:
+                raise UnknownAction(action_id)
+            return _action(row)
+
+        return await self._run(read, retry=True)
+
+    async def find_by_key(self, idempotency_key: str) -> Action | None:
+        def read(conn: psycopg.Connection[tuple[Any, ...]]) -> Action | None:
+            row = conn.execute(f"{_SELECT} WHERE idempotency_key = %s", (idempotency_key,)).fetchone()
+            return None if row is None else _action(row)
+
+        return await self._run(read, retry=True)
+
+    async def list(self, filters: ActionFilter | None = None) -> builtins.list[Action]:
+        filters = filters or ActionFilter()
+        where: builtins.list[str] = []
+        params: builtins.list[JSON] = []
+        if filters.states:
+            if set(filters.states) <= set(STATES):  # literals: the planner can use the partial index
+                where.append(f"state IN ({_literals(filters.states)})")
+            else:
+                where.append("state = ANY(%s)")
+                params.append(builtins.list(filters.states))
+        if filters.tools:
+            where.append("(tool = ANY(%s) OR server || '/' || tool = ANY(%s))")
+            params += [builtins.list(filters.tools), builtins.list(filters.tools)]
+        if filters.since is not None:
+            where.append("created_at >= %s")
+            params.append(filters.since)
+        statement = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created_at, id"
+        if filters.limit is not None:
+            statement += " LIMIT %s"
+            params.append(filters.limit)
+
+        def read(conn: psycopg.Connection[tuple[Any, ...]]) -> builtins.list[Action]:
+            return [_action(row) for row in conn.execute(statement, params).fetchall()]
+
+        return await self._run(read, retry=True)
+
+    async def events(self, action_id: str) -> builtins.list[Event]:
+        def read(conn: psycopg.Connection[tuple[Any, ...]]) -> builtins.list[Event]:
+            rows = conn.execute(
+                "SELECT action_id, seq, at, from_state, to_state, detail FROM quiver_events"
+                " WHERE action_id = %s ORDER BY seq",
+                (action_id,),
+            ).fetchall()
+            return [Event(*row) for row in rows]
+
+        return await self._run(read, retry=True)
+
+    async def attempts(self, action_id: str) -> builtins.list[Attempt]:
+        def read(conn: psycopg.Connection[tuple[Any, ...]]) -> builtins.list[Attempt]:
+            rows = conn.execute(
+                "SELECT action_id, number, started_at, ended_at, outcome, error_type, error FROM quiver_attempts"
+                " WHERE action_id = %s ORDER BY number",
+                (action_id,),
+            ).fetchall()
+            return [Attempt(*row) for row in rows]
+
+        return await self._run(read, retry=True)
+
+    async def recover_dispatching(self, now: float, *, is_orphan: Callable[[Action], bool]) -> builtins.list[Recovered]:
+        """Settle in-flight actions whose lease expired before `now` or whose owner `is_orphan` says is gone.
+
+        Two steps: a plain read picks the candidates, then one transaction locks them with `FOR UPDATE
+        SKIP LOCKED` (a row another replica is moving or recovering right now is left to it), checks each
+        again on its locked row, and moves it as `recovery_state` says."""
+
+        def orphaned(action: Action, lease_until: float | None) -> str | None:
+            if recovery_state(action) == "skip":
+                return None
+            if lease_until is not None and lease_until < now:
+                return f"recovery: the lease of {action.owner or 'its executor'} expired at {iso_time(lease_until)}"
+            if is_orphan(action):
+                return "recovery: the executor that owned this action stopped"
+            return None
+
+        def sweep(conn: psycopg.Connection[tuple[Any, ...]]) -> builtins.list[Recovered]:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS}, lease_expires_at FROM quiver_actions WHERE state IN ({_literals(IN_FLIGHT)})"
+                " ORDER BY created_at, id"
+            ).fetchall()
+            ids = [row[0] for row in rows if orphaned(_action(row[:-1]), row[-1]) is not None]
+            if not ids:
+                return []
+            recovered: builtins.list[Recovered] = []
+            with conn.transaction():
+                locked = conn.execute(
+                    f"SELECT {_COLUMNS}, lease_expires_at FROM quiver_actions WHERE id = ANY(%s)"
+                    f" AND state IN ({_literals(IN_FLIGHT)}) ORDER BY created_at, id FOR UPDATE SKIP LOCKED",
+                    (ids,),
+                ).fetchall()
+                for row in locked:
+                    action = _action(row[:-1])
+                    detail = orphaned(action, row[-1])
+                    if detail is None:  # its executor moved it, or renewed its lease, since the first read
+                        continue
+                    plan = recovery_state(action)
+                    assert plan != "skip"
+                    error = (
+                        "the gateway stopped while the request was in flight; it may or may not have taken effect"
+                        if plan == "unknown_outcome"
+                        else "the gateway stopped before the action completed"
+                    )
+                    statement, params = _transition_statement(
+                        action.id, (action.state,), plan, at=now, detail=detail, attempt=None,
+                        fields={"error_type": "gateway_stopped", "error": error},
+                    )  # fmt: skip
+                    moved = conn.execute(statement, params).fetchone()
+                    assert moved is not None and moved[0], "a row locked by this transaction changed state"
+                    recovered.append(Recovered(_action(moved[1:]), action.state))
+            return recovered
+
+        return await self._run(sweep)
+
+    # --- internals ----------------------------------------------------------------------------------
+
+    async def _run(self, work: Callable[[psycopg.Connection[tuple[Any, ...]]], _T], *, retry: bool = False) -> _T:
+        if not self._offload:
+            return self._call(work, retry=retry)
+        return await anyio.to_thread.run_sync(lambda: self._call(work, retry=retry))
+
+    def _call(self, work: Callable[[psycopg.Connection[tuple[Any, ...]]], _T], *, retry: bool = False) -> _T:
+        """Run `work` on a pooled connection. A read (`retry`) is tried once more on a fresh connection when
+        the first one turns out broken (the server restarted, an idle connection was cut)."""
+        for last in (not retry, True):
+            try:
+                with self._pool.connection() as conn:
+                    return work(conn)
+            except psycopg.OperationalError as exc:
+                if last:
+                    raise LedgerUnavailable(f"ledger database {redact(self.url)}: {_first_line(exc)}") from None
+        raise AssertionError("unreachable")
+
+
+_ATTEMPT_COLUMNS = tuple(field.name for field in dataclasses.fields(Attempt))
+_ATTEMPT_VALUES = ", ".join(f"%(a_{column})s" for column in _ATTEMPT_COLUMNS)
+_INSERT_ATTEMPT = f"INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) VALUES ({_ATTEMPT_VALUES})"
+_ATTEMPT_CTE = (
+    f", att AS (INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) SELECT {_ATTEMPT_VALUES} FROM upd)"
+)
+
+
+def _transition_statement(
+    action_id: str,
+    from_states: Sequence[State],
+    to_state: State,
+    *,
+    at: float,
+    detail: str | None,
+    attempt: Attempt | None,
+    fields: Mapping[str, JSON],
+) -> tuple[str, dict[str, JSON]]:
+    """One statement: lock the row, move it if it is in `from_states`, append the event (and attempt).
+    Its one row is (moved, *the row after the move*) or (False, *the row as it is*); none: no such id.
+    `fields` must have passed `check_fields` (their names are written into the SQL)."""
+    names = tuple(sorted(fields))
+    lease = "backoff" if to_state == "failed_retryable" else "dispatch" if to_state in IN_FLIGHT else "none"
+    params: dict[str, JSON] = {
+        "id": action_id,
+        "from_states": list(from_states),
+        "to_state": to_state,
+        "at": at,
+        "detail": _clean(detail),
+        **{f"f_{name}": _clean(fields[name]) for name in names},
+    }
+    if attempt is not None:
+        params.update(_attempt_params(attempt))
+    return _transition_sql(names, lease, attempt is not None), params
+
+
+@functools.lru_cache(maxsize=256)
+def _transition_sql(names: tuple[str, ...], lease: str, with_attempt: bool) -> str:
+    assert set(names) <= MUTABLE_FIELDS
+    expires = {"backoff": "%(at)s + a.backoff_lease_s", "dispatch": "%(at)s + a.lease_s", "none": "NULL"}[lease]
+    sets = ", ".join(
+        [
+            "state = %(to_state)s, updated_at = %(at)s, event_count = a.event_count + 1",
+            f"lease_expires_at = {expires}",
+            *(f"{name} = %(f_{name})s" for name in names),
+        ]
+    )
+    return (
+        f"WITH cur AS ({_SELECT} WHERE id = %(id)s FOR UPDATE),"
+        f" upd AS (UPDATE quiver_actions AS a SET {sets} FROM cur"
+        " WHERE a.id = cur.id AND cur.state = ANY(%(from_states)s)"
+        f" RETURNING {', '.join(f'a.{column}' for column in _ACTION_COLUMNS)}, a.event_count),"
+        " ev AS (INSERT INTO quiver_events (action_id, seq, at, from_state, to_state, detail)"
+        " SELECT upd.id, upd.event_count, %(at)s, cur.state, %(to_state)s, %(detail)s FROM upd, cur)"
+        f"{_ATTEMPT_CTE if with_attempt else ''}"
+        f" SELECT true, {', '.join(f'upd.{column}' for column in _ACTION_COLUMNS)} FROM upd"
+        f" UNION ALL SELECT false, {', '.join(f'cur.{column}' for column in _ACTION_COLUMNS)} FROM cur"
+        " WHERE NOT EXISTS (SELECT 1 FROM upd)"
+    )
+
+
+def _attempt_params(attempt: Attempt) -> dict[str, JSON]:
+    return {f"a_{field.name}": _clean(getattr(attempt, field.name)) for field in dataclasses.fields(Attempt)}
+
+
+def _clean(value: JSON) -> JSON:
+    """PostgreSQL text cannot hold NUL: replace it (only free text reaches here; ids and keys are checked)."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+
+
+def _check_identity(value: str, what: str) -> None:
+    if "\x00" in value:
+        raise ValueError(f"the {what} contains a NUL character, which the PostgreSQL ledger cannot store")
+
+
+def _action(row: Sequence[JSON]) -> Action:
+    return Action(*row)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
