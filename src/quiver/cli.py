@@ -11,11 +11,10 @@ import click
 from quiver import __version__
 from quiver.commands import ledger_cli, usage_cli
 from quiver.commands._options import color as _color
-from quiver.commands._options import project_option
+from quiver.commands._options import output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
 from quiver.errors import QuiverError
-from quiver.report import FORMATS
 
 
 class QuiverGroup(click.Group):
@@ -143,8 +142,7 @@ def snapshot_command(
 @click.option(
     "--ignore", "ignore", multiple=True, help="Rule ids, prefixes or names to skip (repeatable, or comma list)."
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True)
+@report_options
 @click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -155,13 +153,7 @@ def snapshot_command(
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
 @click.option("--changed-only", is_flag=True, help="github format: only lines changed against --base.")
 @click.option("--base", default=None, help="Git ref for --changed-only (default: merge-base with the default branch).")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the report to this file (atomically) instead of stdout.",
-)
+@output_option
 def lint_command(
     project: Path,
     paths: tuple[str, ...],
@@ -208,16 +200,9 @@ def lint_command(
     show_default=True,
     help="Server name for sides that are a tools/list JSON or a snapshot directory.",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True)
+@report_options
 @click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the report to this file (atomically) instead of stdout.",
-)
+@output_option
 def diff_command(
     project: Path,
     base: str | None,

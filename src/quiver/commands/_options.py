@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,6 +36,25 @@ def root(project: Path) -> Path:
     if not project.is_dir():
         raise click.BadParameter(f"directory `{project}` does not exist", param_hint="--project")
     return project.resolve()
+
+
+def report_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--format` and `--fail-on`, as lint and diff share them."""
+    from quiver.report import FORMATS
+
+    function = click.option(
+        "--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True
+    )(function)
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)(function)
+
+
+output_option = click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report to this file (atomically) instead of stdout.",
+)
 
 
 def split(values: tuple[str, ...]) -> tuple[str, ...]:

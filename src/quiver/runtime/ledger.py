@@ -302,6 +302,15 @@ def check_fields(fields: Mapping[str, JSON]) -> None:
         raise ValueError(f"approval must be one of {get_args(Approval)}, not {approval!r}")
 
 
+def check_transition_request(from_states: Sequence[State], to_state: State, fields: Mapping[str, JSON]) -> None:
+    """What every store checks before it touches a row: a legal move from each expected state, known fields."""
+    if not from_states:
+        raise ValueError("from_states is empty")
+    for from_state in from_states:
+        check_transition(from_state, to_state)
+    check_fields(fields)
+
+
 RecoveryPlan = Literal["skip", "unknown_outcome", "failed_final"]
 
 

@@ -65,8 +65,7 @@ from quiver.runtime.ledger import (
     State,
     StateConflict,
     UnknownAction,
-    check_fields,
-    check_transition,
+    check_transition_request,
     iso_time,
     recovery_state,
 )
@@ -392,11 +391,7 @@ class PostgresLedger:
         attempt: Attempt | None = None,
         **fields: JSON,
     ) -> Action:
-        if not from_states:
-            raise ValueError("from_states is empty")
-        for from_state in from_states:
-            check_transition(from_state, to_state)
-        check_fields(fields)
+        check_transition_request(from_states, to_state, fields)
         statement, params = _transition_statement(
             action_id, from_states, to_state, at=at, detail=detail, attempt=attempt, fields=fields
         )

@@ -34,8 +34,7 @@ from quiver.runtime.ledger import (
     State,
     StateConflict,
     UnknownAction,
-    check_fields,
-    check_transition,
+    check_transition_request,
     recovery_state,
 )
 
@@ -187,11 +186,7 @@ class SqliteLedger:
         attempt: Attempt | None = None,
         **fields: JSON,
     ) -> Action:
-        if not from_states:
-            raise ValueError("from_states is empty")
-        for from_state in from_states:
-            check_transition(from_state, to_state)
-        check_fields(fields)
+        check_transition_request(from_states, to_state, fields)
         with self._write() as db:
             return self._transition(
                 db, action_id, from_states, to_state, at=at, detail=detail, fields=fields, attempt=attempt
