@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -20,21 +21,25 @@ def _ascii(text: str) -> str:
     return text.encode("punycode").decode("ascii")
 
 
+@functools.cache
 def copilot_cli_name(server: str, tool: str) -> str:
     """`server-tool`, characters outside `[A-Za-z0-9_-]` become `-`, capped at 64 characters."""
     return _COPILOT_BAD.sub("-", _ascii(f"{server}-{tool}"))[:COPILOT_CAP]
 
 
+@functools.cache
 def claude_name(server: str, tool: str) -> str:
     """Claude Code's `mcp__server__tool` (characters outside `[A-Za-z0-9_-]` become `_`)."""
     return "mcp__" + re.sub(r"[^A-Za-z0-9_-]", "_", server) + "__" + re.sub(r"[^A-Za-z0-9_-]", "_", tool)
 
 
+@functools.cache
 def quiver_name(server: str, tool: str) -> str:
     """quiver's own `server__tool`: valid as an MCP tool name (`[A-Za-z0-9._-]`, 1-128 characters)."""
     return _QUIVER_BAD.sub("-", _ascii(f"{server}__{tool}"))[:QUIVER_CAP]
 
 
+@functools.cache
 def api_name(server: str, tool: str) -> str:
     """Host API function names (Anthropic, OpenAI): `server__tool` in `[A-Za-z0-9_-]`, at most 64 characters."""
     return _COPILOT_BAD.sub("-", _ascii(f"{server}__{tool}"))[:API_CAP]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 
 from quiver import names
@@ -98,7 +99,11 @@ def hosts_for(agent: Agent) -> tuple[str, ...]:
 
 def _cut(host: str, tool: ResolvedTool) -> int:
     """The cap a host cut this name at, or 0."""
-    server, name = tool.server, tool.tool.name
+    return _cut_name(host, tool.server, tool.tool.name)
+
+
+@functools.cache
+def _cut_name(host: str, server: str, name: str) -> int:
     if host == "api":
         full = f"{server}__{name}"
         length = len(full if full.isascii() else full.encode("punycode"))
