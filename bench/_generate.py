@@ -9,21 +9,78 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from quiver.sources.lock import ServerCatalog, render_lock  # noqa: E402
+from quiver.sources.lock import ServerCatalog, render_lock
 
-WORDS = (
-    "issue pull request branch commit file directory page database record user team project task ticket "
-    "message channel calendar event invoice payment order customer product report metric alert log trace "
-    "deployment cluster container image secret key token comment review label milestone release tag"
-).split()
-VERBS = "get list search create update delete archive restore move copy sync export import run cancel".split()
+WORDS = [
+    "issue",
+    "pull",
+    "request",
+    "branch",
+    "commit",
+    "file",
+    "directory",
+    "page",
+    "database",
+    "record",
+    "user",
+    "team",
+    "project",
+    "task",
+    "ticket",
+    "message",
+    "channel",
+    "calendar",
+    "event",
+    "invoice",
+    "payment",
+    "order",
+    "customer",
+    "product",
+    "report",
+    "metric",
+    "alert",
+    "log",
+    "trace",
+    "deployment",
+    "cluster",
+    "container",
+    "image",
+    "secret",
+    "key",
+    "token",
+    "comment",
+    "review",
+    "label",
+    "milestone",
+    "release",
+    "tag",
+]
+VERBS = [
+    "get",
+    "list",
+    "search",
+    "create",
+    "update",
+    "delete",
+    "archive",
+    "restore",
+    "move",
+    "copy",
+    "sync",
+    "export",
+    "import",
+    "run",
+    "cancel",
+]
 
 
 def make_tool(rng: random.Random, server: int, i: int) -> dict[str, object]:
     verb, noun, noun2 = rng.choice(VERBS), rng.choice(WORDS), rng.choice(WORDS)
     props = {
-        f"{rng.choice(WORDS)}_{k}": {"type": rng.choice(["string", "integer", "boolean"]),
-                                     "description": f"The {rng.choice(WORDS)} to {verb}."}
+        f"{rng.choice(WORDS)}_{k}": {
+            "type": rng.choice(["string", "integer", "boolean"]),
+            "description": f"The {rng.choice(WORDS)} to {verb}.",
+        }
         for k in range(rng.randint(1, 6))
     }
     return {
@@ -47,8 +104,13 @@ def generate(root: Path, agents: int, servers: int, tools: int, seed: int = 7) -
     (root / "quiver.lock.json").write_text(render_lock(catalogs), encoding="utf-8")
     config = {
         "mcpServers": {
-            n: {"type": "stdio", "command": "npx", "args": ["-y", f"@example/{n}"], "tools": ["*"],
-                "description": f"Server {n}: " + " ".join(rng.sample(WORDS, 6))}
+            n: {
+                "type": "stdio",
+                "command": "npx",
+                "args": ["-y", f"@example/{n}"],
+                "tools": ["*"],
+                "description": f"Server {n}: " + " ".join(rng.sample(WORDS, 6)),
+            }
             for n in names
         }
     }
@@ -62,8 +124,8 @@ def generate(root: Path, agents: int, servers: int, tools: int, seed: int = 7) -
         else:
             refs = ["read", *[f"{s}/*" for s in rng.sample(sorted(names), rng.randint(1, 3))]]
         model = rng.choice(["claude-sonnet-4.5", "gpt-5.4", "gpt-4.1"])
-        text = (f"---\nname: agent {a}\ndescription: Agent number {a} that works on {rng.choice(WORDS)}s.\n"
-                f"model: {model}\ntools: {json.dumps(refs)}\n---\nDo the work carefully.\n")
+        text = (
+            f"---\nname: agent {a}\ndescription: Agent number {a} that works on {rng.choice(WORDS)}s.\n"
+            f"model: {model}\ntools: {json.dumps(refs)}\n---\nDo the work carefully.\n"
+        )
         (agents_dir / f"agent-{a:04d}.agent.md").write_text(text, encoding="utf-8")
-
-

@@ -25,12 +25,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _generate import generate  # noqa: E402
 
+
 def timed_compile(project: Path) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB of the child, exit code)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "quiver", "compile", "-q", "--project", str(project)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "compile", "-q", "--project", str(project)], capture_output=True, text=True
+    )
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode not in (0,):

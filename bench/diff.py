@@ -23,6 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+import itertools
+
 from quiver.contract.diff import diff_catalogs  # noqa: E402
 from quiver.sources.lock import ServerCatalog, render_lock  # noqa: E402
 
@@ -82,7 +84,7 @@ def main() -> None:
 
     start = time.perf_counter()
     counts = {"error": 0, "warning": 0, "info": 0}
-    for old, new in zip(history, history[1:], strict=False):
+    for old, new in itertools.pairwise(history):
         for finding in diff_catalogs(old, new, server="srv"):
             counts[finding.severity] += 1
     engine = time.perf_counter() - start
@@ -101,16 +103,33 @@ def main() -> None:
         git("config", "user.email", "bench@example.com")
         git("config", "user.name", "bench")
         for i, catalog in enumerate(history):
-            text = render_lock([ServerCatalog("srv", {"name": "srv"}, None, None, tuple(catalog.values()))],
-                               known_tokens={})
+            text = render_lock(
+                [ServerCatalog("srv", {"name": "srv"}, None, None, tuple(catalog.values()))], known_tokens={}
+            )
             (repo / "quiver.lock.json").write_text(text)
             git("add", "-A")
             git("commit", "-q", "-m", f"step {i}")
         sample = min(args.git_sample, pairs)
         start = time.perf_counter()
         for k in range(sample):
-            subprocess.run([sys.executable, "-m", "quiver", "diff", f"HEAD~{k + 1}", f"HEAD~{k}", "--project",
-                            str(repo), "--format", "json", "--fail-on", "never"], check=True, capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "quiver",
+                    "diff",
+                    f"HEAD~{k + 1}",
+                    f"HEAD~{k}",
+                    "--project",
+                    str(repo),
+                    "--format",
+                    "json",
+                    "--fail-on",
+                    "never",
+                ],
+                check=True,
+                capture_output=True,
+            )
         cli = time.perf_counter() - start
         label = f"cli: quiver diff REF~1 REF on git, {sample} sample pairs"
         print(f"{label:<52} {cli:8.2f} {cli / sample * 1000:12.1f}")

@@ -43,8 +43,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         demo = Path(tmp) / "demo"
         shutil.copytree(ROOT / "examples" / "demo", demo, ignore=shutil.ignore_patterns("build"))
-        subprocess.run([sys.executable, "-m", "quiver", "compile", "-q", "--project", str(demo)], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "quiver", "compile", "-q", "--project", str(demo)], check=True, capture_output=True
+        )
         small, large = Path(tmp) / "small", Path(tmp) / "large"
         small.mkdir()
         large.mkdir()
@@ -53,8 +54,11 @@ def main() -> None:
         print(f"{'case':<56} {'median wall s':>14}")
         print(f"{'python -c pass (interpreter start-up)':<56} {cold(['-c', 'pass'], args.repeat):14.3f}")
         print(f"{'quiver --version':<56} {cold(['-m', 'quiver', '--version'], args.repeat):14.3f}")
-        for label, root in (("demo (4 agents, 207 tools)", demo), ("1,000 agents, 1,000 tools", small),
-                            ("1,000 agents, 10,000 tools", large)):
+        for label, root in (
+            ("demo (4 agents, 207 tools)", demo),
+            ("1,000 agents, 1,000 tools", small),
+            ("1,000 agents, 10,000 tools", large),
+        ):
             repeat = args.repeat if root is demo else max(1, args.repeat // 2)
             first = cold([*lint, str(root)], repeat, fresh=root)
             warm = cold([*lint, str(root)], repeat)
