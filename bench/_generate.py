@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from quiver.sources.lock import ServerCatalog, render_lock
 
-WORDS = [
+WORDS = (
     "issue",
     "pull",
     "request",
@@ -54,8 +54,8 @@ WORDS = [
     "milestone",
     "release",
     "tag",
-]
-VERBS = [
+)
+VERBS = (
     "get",
     "list",
     "search",
@@ -71,7 +71,7 @@ VERBS = [
     "import",
     "run",
     "cancel",
-]
+)
 
 
 def make_tool(rng: random.Random, server: int, i: int) -> dict[str, object]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import random
 import subprocess
@@ -22,8 +23,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-
-import itertools
 
 from quiver.contract.diff import diff_catalogs  # noqa: E402
 from quiver.sources.lock import ServerCatalog, render_lock  # noqa: E402
