@@ -30,7 +30,10 @@ CALC = ROOT / "examples" / "servers" / "calc_server.py"
 SERVE_PROJECT = ROOT / "examples" / "serve"
 DEMO_MANIFEST = ROOT / "examples" / "demo" / "build" / "quiver" / "researcher.json"
 # `quiver serve MANIFEST` without going through click (works before cli.py has the command).
-SERVE = "import sys; from quiver.commands.serve import run; sys.exit(run(sys.argv[1], log_level='warning'))"
+SERVE = (
+    "import sys; from quiver.commands.serve import run; "
+    "sys.exit(run(sys.argv[1], log_level='warning', ledger=sys.argv[2] or None, no_ledger=not sys.argv[2]))"
+)
 
 
 def compile_example(out: Path) -> Path:
@@ -56,8 +59,10 @@ def direct_params() -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=[str(CALC)], env=env(), cwd=str(ROOT))
 
 
-def gateway_params(manifest: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-c", SERVE, str(manifest)], env=env(), cwd=str(ROOT))
+def gateway_params(manifest: Path, ledger: Path | None) -> StdioServerParameters:
+    """`quiver serve` with the SQLite ledger at `ledger` (the default mode), or without a ledger when None."""
+    args = ["-c", SERVE, str(manifest), str(ledger) if ledger is not None else ""]
+    return StdioServerParameters(command=sys.executable, args=args, env=env(), cwd=str(ROOT))
 
 
 async def with_session(params: StdioServerParameters, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
@@ -174,9 +179,14 @@ async def main(calls: int, concurrency: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         manifest = compile_example(Path(tmp))
         direct = await with_session(direct_params(), latency("echo", calls, warmup=50))
-        proxied = await with_session(gateway_params(manifest), latency("calc__echo", calls, warmup=50))
+        ledger = Path(tmp) / "ledger.db"
+        proxied = await with_session(gateway_params(manifest, ledger), latency("calc__echo", calls, warmup=50))
+        bare = await with_session(gateway_params(manifest, None), latency("calc__echo", calls, warmup=50))
         direct_rate = await with_session(direct_params(), throughput("echo", calls * 2, concurrency))
-        proxied_rate = await with_session(gateway_params(manifest), throughput("calc__echo", calls * 2, concurrency))
+        proxied_rate = await with_session(
+            gateway_params(manifest, ledger), throughput("calc__echo", calls * 2, concurrency)
+        )
+        bare_rate = await with_session(gateway_params(manifest, None), throughput("calc__echo", calls * 2, concurrency))
         tokens = []
         for label, path in (("examples/serve", manifest), ("demo researcher", DEMO_MANIFEST)):
             tokens.append((label, *await initial_tools(path)))
@@ -189,15 +199,21 @@ async def main(calls: int, concurrency: int) -> None:
         ["calc echo over stdio", "p50 ms", "p99 ms", "mean ms"],
         [
             ["direct", *stats(direct)],
-            ["through quiver serve", *stats(proxied)],
-            ["added by the gateway", *(p - d for p, d in zip(stats(proxied), stats(direct), strict=True))],
+            ["quiver serve (SQLite ledger)", *stats(proxied)],
+            ["quiver serve --no-ledger", *stats(bare)],
+            ["added, with the ledger", *(p - d for p, d in zip(stats(proxied), stats(direct), strict=True))],
+            ["added, --no-ledger", *(p - d for p, d in zip(stats(bare), stats(direct), strict=True))],
         ],
     )
     added = pct(proxied, 0.5) - pct(direct, 0.5)
     print(f"goal: p50 added < 2 ms: {'met' if added < 0.002 else 'NOT met'}")
     print()
     rows: list[list[Any]] = []
-    for label, rate in (("direct", direct_rate), ("through quiver serve", proxied_rate)):
+    for label, rate in (
+        ("direct", direct_rate),
+        ("quiver serve (SQLite ledger)", proxied_rate),
+        ("quiver serve --no-ledger", bare_rate),
+    ):
         cpu = ", ".join(f"{k} {v:.2f}" for k, v in sorted(rate.cpu_ms_per_call.items()))
         rows.append([label, rate.calls_per_s, cpu or "n/a"])
     table(["calc echo over stdio", "calls/s", "server CPU ms per call"], rows)
