@@ -84,7 +84,13 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
         removed = cmd.write(root, result, out_dir)
         for rel in removed:
             click.echo(f"removed: {rel}", err=True)
-        if not quiet:
+        if not result.resolved and not result.errors:
+            click.echo(
+                "note: no agent files found (.github/agents/*.md, *.agent.md, .claude/agents/*.md, "
+                ".github/chatmodes/*.chatmode.md, or `agents` in the quiver config)",
+                err=True,
+            )
+        elif not quiet:
             cache = TokenCache(root / cmd.CACHE_FILE)
             rows = [(r, budget_of(r, cache)) for r in result.resolved]
             click.echo(budget_table(rows), nl=False)
