@@ -661,3 +661,20 @@ async def test_two_different_keys_on_one_call_are_refused(store: SqliteLedger, c
     clash = await executor(store, clock).execute(call(policy=KEYED_WRITE, key="a", idempotency_key="c"), upstream)
     assert outcome.result["isError"] and clash.result["isError"] and not upstream.calls
     assert await store.list() == []
+
+
+@pytest.mark.anyio
+async def test_an_answer_that_arrives_after_a_sweep_judged_the_executor_dead_still_settles_the_action(
+    store: SqliteLedger, clock: FakeClock
+) -> None:
+    async def slow_upstream(request: CallRequest, meta: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
+        (action,) = await store.list()
+        # another replica's sweep: this executor's lease ran out while the call was in flight
+        await store.transition(action.id, ("dispatching",), "unknown_outcome", at=clock.now, detail="lease expired")
+        return ok("late")
+
+    outcome = await executor(store, clock).execute(call(key="k-late"), slow_upstream)
+    assert outcome.state == "succeeded" and not outcome.result["isError"]
+    assert await states_of(store, outcome.action_id) == [
+        "proposed", "validated", "dispatching", "unknown_outcome", "succeeded"
+    ]

@@ -318,14 +318,19 @@ class LedgerExecutor:
             span.attempt(number, outcome=outcome, error_type=error_type, duration_s=ended - started)
             if result is not None:
                 state: State = "failed_final" if tool_error else "succeeded"
-                action = await self._move(
-                    action,
-                    ("dispatching",),
-                    state,
-                    attempt=attempt,
-                    result=canonical_json(result),
-                    error_type=error_type,
-                )
+                try:
+                    # `unknown_outcome` too: a recovery sweep may have judged this executor dead while the
+                    # answer was on its way (an expired lease); the answer settles what the sweep could not
+                    action = await self._move(
+                        action,
+                        ("dispatching", "unknown_outcome"),
+                        state,
+                        attempt=attempt,
+                        result=canonical_json(result),
+                        error_type=error_type,
+                    )
+                except StateConflict as conflict:  # someone settled it first (an operator, a reconcile)
+                    return _done(conflict.action)
                 return _done(action)
             assert error is not None
             ambiguous = ambiguous or is_ambiguous(error)
