@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from quiver.builtins import builtin_alias, is_toolset, is_vscode_tool, known_names
@@ -354,6 +354,3 @@ def project_findings(project: Project) -> list[Finding]:
                     )
     return out
 
-
-def with_findings(resolved: ResolvedAgent, extra: Iterable[Finding]) -> ResolvedAgent:
-    return replace(resolved, findings=(*resolved.findings, *extra))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quiver.errors import InputError, Position, UsageError
@@ -45,13 +45,6 @@ class Family:
     rules: tuple[Rule, ...]
     check: Check
 
-
-@dataclass(frozen=True, slots=True)
-class LintResult:
-    findings: tuple[Finding, ...]
-    suppressed: int = 0
-    baselined: int = 0
-    errors: tuple[Exception, ...] = field(default=())
 
 
 def selected_codes(
