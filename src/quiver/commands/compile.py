@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from quiver.compile import build_index, build_manifest, emit, render_json
@@ -26,8 +26,6 @@ class CompileResult:
     outputs: dict[str, str]  # project-relative path -> text
     findings: tuple[Finding, ...]
     errors: tuple[QuiverError, ...]
-    stale: tuple[str, ...] = ()
-    removed: tuple[str, ...] = field(default=())
 
 
 def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ()) -> CompileResult:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+from quiver.model import Severity
+from quiver.rules import Rule
+
 
 def rule_doc(*, what: str, why: str, example: str, fix: str, witness: str, references: str = "") -> str:
     """Markdown for one rule: What it does, Why is this bad?, Example, Fix, Witness[, References]."""
@@ -17,3 +20,33 @@ def rule_doc(*, what: str, why: str, example: str, fix: str, witness: str, refer
     if references:
         sections.append(("## References", references))
     return "\n\n".join(f"{heading}\n{dedent(body).strip()}" for heading, body in sections) + "\n"
+
+
+def schema_rule(
+    direction: str,
+    code: str,
+    name: str,
+    kind: str,
+    action: str,
+    message: str,
+    hint: str,
+    *,
+    severity: Severity = "error",
+    what: str,
+    why: str,
+    example: str,
+    fix: str,
+    witness: str,
+) -> Rule:
+    """A rule about one tool's input or output schema: its message names the tool."""
+    return Rule(
+        code=code,
+        name=name,
+        severity=severity,
+        direction=direction,
+        kind=kind,
+        action=action,
+        message="tool `{tool}`: " + message,
+        hint=hint,
+        doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
+    )

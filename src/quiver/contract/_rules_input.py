@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-from quiver.contract._ruledoc import rule_doc
-from quiver.model import Severity
-from quiver.rules import Rule
+from functools import partial
+
+from quiver.contract._ruledoc import schema_rule
 
 _ARGS = "An argument object valid under the old `inputSchema` and invalid under the new, confirmed with jsonschema"
 _UNCONFIRMED = " If none is confirmed, the finding is a warning saying so."
 _NONE = "None: the change does not make a valid argument invalid."
 
 
-def _input(
-    code: str,
-    name: str,
-    kind: str,
-    action: str,
-    message: str,
-    hint: str,
-    *,
-    severity: Severity = "error",
-    what: str,
-    why: str,
-    example: str,
-    fix: str,
-    witness: str,
-) -> Rule:
-    return Rule(
-        code=code,
-        name=name,
-        severity=severity,
-        direction="input",
-        kind=kind,
-        action=action,
-        message="tool `{tool}`: " + message,
-        hint=hint,
-        doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
-    )
+_input = partial(schema_rule, "input")
 
 
 REQUIRED_PROPERTY_ADDED = _input(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from quiver.contract._ruledoc import rule_doc
-from quiver.model import Severity
-from quiver.rules import Rule
+from functools import partial
+
+from quiver.contract._ruledoc import schema_rule
 
 _RESULT = (
     "A result (`structuredContent`) valid under the new `outputSchema` and invalid under the old, confirmed "
@@ -13,32 +13,7 @@ _RESULT = (
 _SOFT = "A warning rather than an error: callers rarely depend on it, but strict ones validate results."
 
 
-def _output(
-    code: str,
-    name: str,
-    kind: str,
-    action: str,
-    message: str,
-    hint: str,
-    *,
-    severity: Severity = "error",
-    what: str,
-    why: str,
-    example: str,
-    fix: str,
-    witness: str = _RESULT,
-) -> Rule:
-    return Rule(
-        code=code,
-        name=name,
-        severity=severity,
-        direction="output",
-        kind=kind,
-        action=action,
-        message="tool `{tool}`: " + message,
-        hint=hint,
-        doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
-    )
+_output = partial(schema_rule, "output", witness=_RESULT)
 
 
 REQUIRED_PROPERTY_REMOVED = _output(

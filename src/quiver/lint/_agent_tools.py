@@ -305,8 +305,8 @@ def _deferred_loading(ctx: LintContext, agent: Agent, resolved: ResolvedAgent | 
     unknown = bool(resolved.host_servers) or any(lock is None or s.name not in lock.servers for s in resolved.servers)
     model = agent.models[0] if agent.models else None
     definitive = (
-        ctx.config.tool_search == "never"
-        or (model is not None and not model_supports_tool_search(model, ctx.config.tool_search_models))
+        ctx.project.config.tool_search == "never"
+        or (model is not None and not model_supports_tool_search(model, ctx.project.config.tool_search_models))
         or not unknown
     )
     if definitive:

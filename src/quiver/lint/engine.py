@@ -22,10 +22,6 @@ class LintContext:
     project: Project
     resolved: tuple[ResolvedAgent, ...]
 
-    @property
-    def config(self):  # type: ignore[no-untyped-def]  # Config; annotated lazily to keep imports light
-        return self.project.config
-
     def source(self, rel: str) -> str:
         """A project file's text ('' when unreadable)."""
         try:
@@ -44,7 +40,6 @@ class Family:
     name: str
     rules: tuple[Rule, ...]
     check: Check
-
 
 
 def selected_codes(

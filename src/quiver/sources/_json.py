@@ -7,7 +7,6 @@ key and value keep its line and column. Large machine-written files (lock files)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from quiver.errors import InputError, Position
@@ -29,13 +28,6 @@ class Node:
 
     def get(self, key: str) -> Node | None:
         return self.children.get(key)
-
-    def walk(self) -> Iterator[Node]:
-        yield self
-        for child in self.children.values():
-            yield from child.walk()
-        for item in self.items:
-            yield from item.walk()
 
 
 class _Parser:
