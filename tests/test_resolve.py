@@ -3,8 +3,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from projects import agent_text, make_project, stdio, tool, tools
+from quiver.lint.agt.tool_references import reference_findings
+from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
+from quiver.model import Finding
 from quiver.project import load_project
 from quiver.resolve import ResolvedAgent, resolve_project
+
+
+def findings_of(r: ResolvedAgent) -> list[Finding]:
+    """What lint reports about one agent's resolution (its unresolved references, unsnapshotted servers)."""
+    return [*reference_findings(r), *unsnapshotted_findings(r)]
 
 
 def resolve(root: Path) -> dict[str, ResolvedAgent]:
@@ -57,7 +65,7 @@ def test_builtins_are_always_preloaded_rule_1(tmp_path: Path) -> None:
         ("ms-python.python/x", "extension"),
         ("read", "alias"),
     ]
-    assert not r.findings
+    assert not findings_of(r)
 
 
 def test_server_with_defer_tools_never_is_preloaded_rule_2(tmp_path: Path) -> None:
@@ -140,7 +148,7 @@ def test_unset_tools_means_every_tool_and_every_builtin(tmp_path: Path) -> None:
 
 def test_unknown_tool_reference_suggests_the_closest_name(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/op_1O']")
-    (f,) = r.findings
+    (f,) = findings_of(r)
     assert (f.rule, f.severity) == ("AGT008", "error")
     assert f.hint is not None and "big/op_10" in f.hint
     assert f.location is not None and f.location.line == 3
@@ -152,14 +160,14 @@ def test_ambiguous_bare_name_is_an_error_and_unique_bare_name_resolves(tmp_path:
         "description: d\ntools: ['dup', 'only_here']",
         extra_catalogs={"x": [tool("dup"), tool("only_here")], "y": [tool("dup")]},
     )
-    assert [f.rule for f in r.findings] == ["AGT009"]
-    assert "`x`, `y`" in r.findings[0].message
+    assert [f.rule for f in findings_of(r)] == ["AGT009"]
+    assert "`x`, `y`" in findings_of(r)[0].message
     assert r.tool("x", "only_here") is not None and r.tool("x", "only_here").named  # type: ignore[union-attr]
 
 
 def test_unknown_server_and_host_server_references(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['bgi/*', 'github/*']")
-    rules = {f.rule: f for f in r.findings}
+    rules = {f.rule: f for f in findings_of(r)}
     assert rules["AGT010"].hint == "did you mean `big`?"
     assert rules["AGT011"].severity == "info"
     assert r.host_servers == ("github",)
@@ -183,7 +191,7 @@ def test_comma_string_tools_keep_columns(tmp_path: Path) -> None:
     )
     r = resolve(tmp_path)["c"]
     assert r.agent.kind == "claude"
-    (f,) = r.findings
+    (f,) = findings_of(r)
     assert f.location is not None and (f.location.line, f.location.column) == (4, 14)
 
 

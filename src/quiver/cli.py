@@ -63,7 +63,7 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
     from quiver.compile import budget_of
     from quiver.report.budget import budget_table
     from quiver.report.lines import finding_line
-    from quiver.tokens import TokenCache
+    from quiver.sources.token_cache import TokenCache
 
     root = _root(project)
     result = cmd.build(root, out=out, emit_hosts=emit_hosts)

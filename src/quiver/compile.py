@@ -15,7 +15,8 @@ from quiver.metatools import META_TOOLS
 from quiver.model import JSON, Location
 from quiver.policy import execution_policy
 from quiver.resolve import ResolvedAgent, ResolvedTool
-from quiver.tokens import TokenCache, encoder_name, tool_payload
+from quiver.sources.token_cache import TokenCache
+from quiver.tokens import encoder_name, tool_payload
 
 MANIFEST_VERSION = 1
 EMITTERS = ("anthropic", "openai")

@@ -6,23 +6,25 @@ Pure: values in, frozen dataclasses out. The preload rules, in order:
   3. the tool is in its server's `preload_tools`;
   4. the agent names it explicitly, unless it sets `deferred-tool-loading: true`.
 Rule 0 is "tool search is inactive, everything is loaded"; rule 5 is "deferred".
+
+Resolution reports what it could not honour as data (`Unresolved` references, servers without a
+catalog, `UnservedEntry`s); lint rules (AGT008-011, MCP011-013) turn that into findings.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
 from quiver.builtins import builtin_alias, is_toolset, is_vscode_tool, known_names
 from quiver.config import Config
-from quiver.lint import references as R
-from quiver.model import Agent, Finding, Load, Location, Lock, LockedTool, Server, ToolRef
+from quiver.model import Agent, Load, Location, Lock, LockedTool, Server, ToolRef
 from quiver.names import assign_names
 from quiver.project import HOST_SERVERS, Project, apply_overlay
-from quiver.rules import Rule
-from quiver.suggest import did_you_mean
+
+UnresolvedKind = Literal["unknown-tool", "ambiguous-tool", "unknown-server", "host-server"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,32 @@ class ToolSearch:
 
 
 @dataclass(frozen=True, slots=True)
+class Unresolved:
+    """A `tools` entry that selects nothing: an unknown tool or server, a bare name several servers serve,
+    or a host-provided server whose catalog is unknown.
+
+    `server` is the unknown prefix (unknown-server) or the host server (host-server); `candidates` are the
+    names the entry may have meant (unknown-*) or the servers serving the bare name (ambiguous-tool).
+    """
+
+    kind: UnresolvedKind
+    ref: ToolRef
+    server: str | None = None
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UnservedEntry:
+    """A `preload_tools` or `tools` entry of a project server that the server's catalog does not serve."""
+
+    server: str
+    field: Literal["preload_tools", "tools"]
+    entry: str
+    location: Location
+    served: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ResolvedAgent:
     agent: Agent
     servers: tuple[Server, ...]  # servers providing a carried tool, or referenced with an unknown catalog
@@ -67,7 +95,8 @@ class ResolvedAgent:
     builtins: tuple[ResolvedBuiltin, ...]
     tool_search: ToolSearch
     host_servers: tuple[str, ...]  # host-provided servers referenced whose catalog is unknown
-    findings: tuple[Finding, ...]
+    unresolved: tuple[Unresolved, ...]  # in the order the agent wrote them
+    unsnapshotted: tuple[Server, ...]  # servers (not host-provided) the agent reaches without a catalog
 
     def tool(self, server: str, name: str) -> ResolvedTool | None:
         for item in self.tools:
@@ -104,10 +133,6 @@ def catalog_of(server: Server, lock: Lock | None) -> tuple[LockedTool, ...] | No
     return tuple(t for t in locked.tools if t.name in allowed)
 
 
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    return did_you_mean(word, choices, "check the spelling, or add the server that provides it")
-
-
 class _Selector:
     def __init__(self, agent: Agent, visible: Mapping[str, Server], lock: Lock | None) -> None:
         self.agent = agent
@@ -117,7 +142,7 @@ class _Selector:
         self.builtins: dict[str, ResolvedBuiltin] = {}
         self.unknown_catalogs: set[str] = set()
         self.host: set[str] = set()
-        self.findings: list[Finding] = []
+        self.unresolved: list[Unresolved] = []
 
     def add(self, tool: LockedTool, via: Location, named: bool) -> None:
         key = (tool.server, tool.name)
@@ -135,9 +160,6 @@ class _Selector:
 
     def builtin(self, ref: ToolRef, canonical: str, kind: str) -> None:
         self.builtins.setdefault(canonical, ResolvedBuiltin(ref.text, canonical, kind, ref.location))
-
-    def finding(self, rule: Rule, at: ToolRef, **values: Any) -> None:
-        self.findings.append(rule.finding(location=at.location, agent=self.agent.id, **values))
 
     def reference(self, ref: ToolRef) -> None:
         text = ref.text
@@ -171,11 +193,8 @@ class _Selector:
                 if tool.name == rest:
                     self.add(tool, ref.location, named=True)
                     return
-            self.finding(
-                R.UNKNOWN_TOOL_REFERENCE,
-                ref,
-                ref=ref.text,
-                suggestion=_suggest(ref.text, (f"{prefix}/{t.name}" for t in catalog)),
+            self.unresolved.append(
+                Unresolved("unknown-tool", ref, candidates=tuple(f"{prefix}/{t.name}" for t in catalog))
             )
         elif prefix in HOST_SERVERS:
             self.host_reference(ref, prefix)
@@ -184,17 +203,12 @@ class _Selector:
         elif "." in prefix:
             self.builtin(ref, f"{prefix}/{rest}", "extension")
         else:
-            self.finding(
-                R.UNKNOWN_SERVER_REFERENCE,
-                ref,
-                ref=ref.text,
-                server=prefix,
-                suggestion=_suggest(prefix, (*self.visible, *HOST_SERVERS)),
-            )
+            candidates = (*self.visible, *HOST_SERVERS)
+            self.unresolved.append(Unresolved("unknown-server", ref, server=prefix, candidates=candidates))
 
     def host_reference(self, ref: ToolRef, server: str) -> None:
         self.host.add(server)
-        self.finding(R.HOST_SERVER_NOT_SNAPSHOTTED, ref, ref=ref.text, server=server, host=HOST_SERVERS[server])
+        self.unresolved.append(Unresolved("host-server", ref, server=server))
 
     def bare(self, ref: ToolRef, text: str) -> None:
         owners = sorted(
@@ -203,11 +217,10 @@ class _Selector:
         if len(owners) == 1:
             self.add(owners[0][1], ref.location, named=True)
         elif owners:
-            servers = ", ".join(f"`{name}`" for name, _ in owners)
-            self.finding(R.AMBIGUOUS_TOOL_REFERENCE, ref, ref=text, servers=servers, example=f"{owners[0][0]}/{text}")
+            self.unresolved.append(Unresolved("ambiguous-tool", ref, candidates=tuple(name for name, _ in owners)))
         else:
             choices = [*known_names(), *(t.name for c in self.catalogs.values() for t in c or ())]
-            self.finding(R.UNKNOWN_TOOL_REFERENCE, ref, ref=text, suggestion=_suggest(text, choices))
+            self.unresolved.append(Unresolved("unknown-tool", ref, candidates=tuple(choices)))
 
 
 def resolve_agent(
@@ -218,11 +231,6 @@ def resolve_agent(
     refs = agent.tools if agent.tools is not None else (ToolRef("*", agent.key_locations.get("tools", agent.location)),)
     for ref in refs:
         selector.reference(ref)
-    for name in sorted(selector.unknown_catalogs):
-        if visible[name].dialect != "host":
-            selector.findings.append(
-                R.SERVER_NOT_SNAPSHOTTED.finding(location=visible[name].location, agent=agent.id, server=name)
-            )
 
     count = len(selector.selected)
     search = _tool_search(agent, count, config, visible, selector.selected)
@@ -245,7 +253,8 @@ def resolve_agent(
         builtins=tuple(selector.builtins[k] for k in sorted(selector.builtins)),
         tool_search=search,
         host_servers=tuple(sorted(selector.host)),
-        findings=tuple(selector.findings),
+        unresolved=tuple(selector.unresolved),
+        unsnapshotted=tuple(visible[n] for n in sorted(selector.unknown_catalogs) if visible[n].dialect != "host"),
     )
 
 
@@ -331,26 +340,20 @@ def resolve_project(project: Project) -> list[ResolvedAgent]:
     return [resolve_agent(a, project.servers, project.lock, project.config) for a in project.agents]
 
 
-def project_findings(project: Project) -> list[Finding]:
-    """Findings about project-level servers, reported once rather than per agent."""
-    out: list[Finding] = []
+def unserved_entries(project: Project) -> list[UnservedEntry]:
+    """`preload_tools` and `tools` entries of project servers that their snapshotted catalog does not serve."""
+    out: list[UnservedEntry] = []
     lock = project.lock
     for name in sorted(project.servers):
         server = project.servers[name]
         locked = lock.servers.get(name) if lock is not None else None
         if locked is None:
             continue
-        served = [t.name for t in locked.tools]
-        for field, rule in (("preload_tools", R.PRELOAD_TOOL_NOT_SERVED), ("tools", R.ALLOW_LIST_TOOL_NOT_SERVED)):
+        served = tuple(t.name for t in locked.tools)
+        fields: tuple[Literal["preload_tools", "tools"], ...] = ("preload_tools", "tools")
+        for field in fields:
             for entry in getattr(server, field) or ():
                 if entry != "*" and entry not in served:
-                    out.append(
-                        rule.finding(
-                            location=server.key_locations.get(field, server.location),
-                            server=name,
-                            tool=entry,
-                            suggestion=_suggest(entry, served),
-                        )
-                    )
+                    where = server.key_locations.get(field, server.location)
+                    out.append(UnservedEntry(name, field, entry, where, served))
     return out
-

@@ -7,11 +7,8 @@ lock files carry each tool's count, and other strings are cached by sha256 in `.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Protocol
 
 from quiver.model import JSON
@@ -91,41 +88,3 @@ def count_tool(tool: Mapping[str, JSON]) -> int:
 def count_tools_payload(tools: list[Mapping[str, JSON]]) -> int:
     """Tokens of `{"tools":[...]}` for these tools, as one request would carry them."""
     return counter().count(compact({"tools": [tool_payload(t) for t in tools]}))
-
-
-class TokenCache:
-    """Counts strings, remembering them by sha256 in a JSON file so repeat runs skip the tokenizer."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.dirty = False
-        self._data: dict[str, int] = {}
-        if path is not None and path.is_file():
-            try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(loaded, dict) and loaded.get("encoder") == encoder_name():
-                    self._data = {k: v for k, v in loaded.get("counts", {}).items() if isinstance(v, int)}
-            except (OSError, ValueError):
-                self._data = {}
-
-    def count(self, text: str) -> int:
-        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        if key not in self._data:
-            self._data[key] = counter().count(text)
-            self.dirty = True
-        return self._data[key]
-
-    def count_json(self, value: JSON) -> int:
-        return self.count(compact(value))
-
-    def save(self) -> None:
-        if self.path is None or not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
-            return
-        from quiver.sources.files import write_atomic
-
-        data = {"encoder": encoder_name(), "counts": dict(sorted(self._data.items()))}
-        try:
-            write_atomic(self.path, json.dumps(data, separators=(",", ":")) + "\n")
-        except OSError:
-            return  # a cache that cannot be written only costs time
-        self.dirty = False

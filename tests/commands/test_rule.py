@@ -5,17 +5,17 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from quiver.cli import cli
-from quiver.commands.rule import README_END, README_START, markdown_table
-from quiver.lint.registry import all_rules, rule_table
-from quiver.rules import DOC_HEADINGS
+from quiver.commands.rule import README_END, README_START, markdown_table, rule_table
+from quiver.findings.rule import DOC_HEADINGS
+from quiver.lint.registry import all_rules
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RULES_DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
-def test_readme_rule_table_is_generated_from_the_registry() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_docs_rule_table_is_generated_from_the_registry() -> None:
+    text = RULES_DOC.read_text(encoding="utf-8")
     block = text.split(README_START, 1)[1].split(README_END, 1)[0]
-    assert block.strip() == markdown_table().strip(), "run `python -m quiver.commands.rule` and commit README.md"
+    assert block.strip() == markdown_table().strip(), "run `python -m quiver.commands.rule` and commit docs/rules.md"
 
 
 def test_every_rule_has_a_unique_code_and_name_and_every_doc_heading_in_order() -> None:

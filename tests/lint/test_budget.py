@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_tools import AGENT, FIXTURES, Case, Spec, agent, audit, check_bad, check_good, tool
 
-from quiver.lint import budget
+from quiver.findings.rule import Rule
+from quiver.lint.registry import rules_of
 from quiver.lint.run import run
-from quiver.rules import Rule
 
 LAZY = ".github/agents/lazy.agent.md"
 LAZY_CONFIG = '[[mcp_servers]]\nname = "lazy"\npreload = false\n'
@@ -86,13 +86,13 @@ def test_good_fixture_gives_no_finding_of_its_rule(code: str) -> None:
     check_good(BY_CODE[code])
 
 
-@pytest.mark.parametrize("rule", budget.RULES, ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", rules_of("BUD"), ids=lambda r: r.code)
 def test_every_budget_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
     audit(rule, "BUD")
 
 
 def test_every_budget_rule_has_a_fixture_case() -> None:
-    assert sorted(BY_CODE) == sorted(r.code for r in budget.RULES)
+    assert sorted(BY_CODE) == sorted(r.code for r in rules_of("BUD"))
 
 
 def test_a_deferring_agent_is_measured_with_its_meta_tools_and_server_index() -> None:

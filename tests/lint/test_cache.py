@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from quiver.lint._cache import CACHE_FILE
 from quiver.lint.run import run
+from quiver.lint.support.cache import CACHE_FILE
 
 
 def test_warm_lint_reuses_tool_check_results_and_gives_the_same_findings(
@@ -28,7 +28,7 @@ def test_no_cache_env_leaves_nothing_behind(demo: Path) -> None:
 
 
 def test_routing_findings_are_reused_until_an_input_file_changes(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from quiver.lint._cache import PROJECT_CACHE_FILE
+    from quiver.lint.support.cache import PROJECT_CACHE_FILE
 
     monkeypatch.delenv("QUIVER_NO_CACHE", raising=False)
     cold = [f.to_json() for f in run(demo, select=["ROUTE"]).findings]

@@ -19,24 +19,16 @@ from typing import Any
 import pytest
 from test_tools import AGENT, FIXTURES, REGEN, Case, Spec, audit, matches_spec, materialize
 
-from quiver.lint import (
-    _route_pairs,
-    _route_shadow,
-    agents,
-    budget,
-    mcp_configs,
-    meta,
-    references,
-    routing,
-    security,
-    tools,
-)
-from quiver.lint._route_words import contrasting, difference, meaning, said, shared_prefix
-from quiver.lint.engine import LintContext, sort_findings
+from quiver.findings.order import sort_findings
+from quiver.findings.rule import Rule
+from quiver.lint.engine import LintContext, run_checks
+from quiver.lint.registry import all_rules, rules_of
+from quiver.lint.route import shadowed_tool as _route_shadow
+from quiver.lint.route import tool_pairs as _route_pairs
+from quiver.lint.support.route_words import contrasting, difference, meaning, said, shared_prefix
 from quiver.model import Finding
 from quiver.project import load_project
 from quiver.resolve import resolve_project
-from quiver.rules import Rule
 from quiver.search import SearchDoc, SearchIndex
 
 FIELDS = ("rule", "severity", "file", "line", "column", "message", "hint")
@@ -232,7 +224,7 @@ CASES: dict[str, Callable[[Path], Case]] = {
 
 def routing_findings(root: Path) -> list[Finding]:
     project = load_project(root)
-    return sort_findings(routing.check(LintContext(project, tuple(resolve_project(project)))))
+    return sort_findings(run_checks(LintContext(project, tuple(resolve_project(project))), rules_of("ROUTE")))
 
 
 def findings_of(root: Path, code: str) -> list[dict[str, object]]:
@@ -274,24 +266,23 @@ def test_good_fixture_gives_no_finding_of_its_rule(code: str, corpus: Path) -> N
     check_good(CASES[code](corpus))
 
 
-@pytest.mark.parametrize("rule", routing.RULES, ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", rules_of("ROUTE"), ids=lambda r: r.code)
 def test_every_routing_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
     audit(rule, "ROUTE")
 
 
 def test_every_routing_rule_has_a_fixture_case_and_the_rules_are_sorted_by_code() -> None:
-    assert sorted(CASES) == [r.code for r in routing.RULES]
+    assert sorted(CASES) == [r.code for r in rules_of("ROUTE")]
 
 
 def test_routing_codes_and_names_are_unique_across_every_lint_family() -> None:
-    families = (agents, references, mcp_configs, tools, security, budget, meta, routing)
-    rules = [r for family in families for r in family.RULES]
+    rules = list(all_rules())
     assert len({r.code for r in rules}) == len(rules)
     assert len({r.name for r in rules}) == len(rules)
 
 
 def test_routing_rules_are_warnings_except_the_vocabulary_measure() -> None:
-    assert {r.code: r.severity for r in routing.RULES if r.severity != "warning"} == {"ROUTE005": "info"}
+    assert {r.code: r.severity for r in rules_of("ROUTE") if r.severity != "warning"} == {"ROUTE005": "info"}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from test_tools import AGENT, Case, Spec, agent, audit, check_bad, check_good, tool
 
-from quiver.lint import _tool_injection as inj
-from quiver.lint import security
+from quiver.findings.rule import Rule
+from quiver.lint.registry import rules_of
 from quiver.lint.run import run
+from quiver.lint.support import injection as inj
 from quiver.model import sha256_json
-from quiver.rules import Rule
 from quiver.sources.lock import ServerCatalog, render_lock
 
 # Published tool-poisoning texts (Invariant Labs, April 2025), verbatim apart from line breaks.
@@ -227,13 +227,13 @@ def test_good_fixture_gives_no_finding_of_its_rule(code: str) -> None:
     check_good(BY_CODE[code])
 
 
-@pytest.mark.parametrize("rule", security.RULES, ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", rules_of("SEC"), ids=lambda r: r.code)
 def test_every_security_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
     audit(rule, "SEC")
 
 
 def test_every_security_rule_has_a_fixture_case() -> None:
-    assert sorted(BY_CODE) == sorted(r.code for r in security.RULES)
+    assert sorted(BY_CODE) == sorted(r.code for r in rules_of("SEC"))
 
 
 def test_the_published_poisoned_add_tool_trips_markup_concealment_and_credential_rules() -> None:
@@ -294,7 +294,7 @@ def test_the_450_livemcpbench_tools_raise_no_security_error(corpus: Path, tmp_pa
 
 
 def test_the_github_mcp_server_snapshots_raise_no_security_finding(corpus: Path) -> None:
-    from quiver.lint._tool_text import tool_texts
+    from quiver.lint.support.text import tool_texts
     from quiver.model import Location, LockedTool
 
     for path in sorted((corpus / "github-mcp-server" / "v0.30.0").glob("*.snap")):

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from quiver.lint import budget, security, tools
+from quiver.findings.rule import DOC_HEADINGS, Rule
+from quiver.lint.registry import rules_of
 from quiver.lint.run import run
-from quiver.rules import DOC_HEADINGS, Rule
 from quiver.sources.lock import ServerCatalog, render_lock
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
@@ -514,17 +514,17 @@ def test_good_fixture_gives_no_finding_of_its_rule(code: str) -> None:
     check_good(BY_CODE[code])
 
 
-@pytest.mark.parametrize("rule", tools.RULES, ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", rules_of("TOOL"), ids=lambda r: r.code)
 def test_every_tool_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
     audit(rule, "TOOL")
 
 
 def test_every_tool_rule_has_a_fixture_case() -> None:
-    assert sorted(BY_CODE) == sorted(r.code for r in tools.RULES)
+    assert sorted(BY_CODE) == sorted(r.code for r in rules_of("TOOL"))
 
 
 def test_rule_codes_and_names_are_unique_across_the_three_families() -> None:
-    rules = (*tools.RULES, *security.RULES, *budget.RULES)
+    rules = (*rules_of("TOOL"), *rules_of("SEC"), *rules_of("BUD"))
     assert len({r.code for r in rules}) == len(rules)
     assert len({r.name for r in rules}) == len(rules)
 
@@ -607,7 +607,7 @@ def test_the_fast_meta_schema_check_agrees_with_check_schema_on_real_and_mutated
     from jsonschema import Draft202012Validator, SchemaError
     from jsonschema.validators import validator_for
 
-    from quiver.lint._tool_walk import MetaChecker
+    from quiver.lint.support.schema_walk import MetaChecker
 
     checker = MetaChecker()
     rng = random.Random(20260728)
@@ -641,7 +641,7 @@ def test_the_fast_meta_schema_check_agrees_with_check_schema_on_real_and_mutated
 
 
 def test_an_invalid_schema_is_reported_with_its_path_and_the_real_values() -> None:
-    from quiver.lint._tool_walk import MetaChecker
+    from quiver.lint.support.schema_walk import MetaChecker
 
     checker = MetaChecker()
     schema = {
@@ -663,15 +663,15 @@ def test_the_three_families_import_neither_jsonschema_nor_the_tokenizer_without_
     code = f"""
 import sys
 from pathlib import Path
-from quiver.lint import budget, security, tools
-from quiver.lint.engine import LintContext
+from quiver.lint.registry import rules_of
+from quiver.lint.engine import LintContext, run_checks
 from quiver.project import load_project
 from quiver.resolve import resolve_project
 project = load_project(Path({str(tmp_path)!r}))
 ctx = LintContext(project, tuple(resolve_project(project)))
 before = {{m for m in ("jsonschema", "quicktok") if m in sys.modules}}
-for family in (tools, security, budget):
-    list(family.check(ctx))
+for prefix in ("TOOL", "SEC", "BUD"):
+    list(run_checks(ctx, rules_of(prefix)))
 print(sorted({{m for m in ("jsonschema", "quicktok") if m in sys.modules}} - before))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

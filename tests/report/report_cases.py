@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from quiver.findings.rule import Rule, index_rules
 from quiver.model import Edit, Finding, Location
 from quiver.report.render import ReportContext
-from quiver.rules import Rule, index_rules
 
 
 def _doc(what: str) -> str:
@@ -36,7 +36,7 @@ DUPLICATE_TOOL = Rule(
     severity="info",
     message="`{ref}` is listed twice in `tools`",
     hint="remove the second entry",
-    fixable=True,
+    fix="safe",
     doc=_doc("Flags a `tools` entry listed twice."),
 )
 NOT_SNAPSHOTTED = Rule(

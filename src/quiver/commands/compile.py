@@ -9,14 +9,17 @@ from pathlib import Path
 
 from quiver.compile import build_index, build_manifest, emit, render_json
 from quiver.errors import QuiverError
+from quiver.lint.agt.tool_references import reference_findings
+from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
+from quiver.lint.mcp.unserved_tool_entries import unserved_findings
 from quiver.model import JSON, Finding
 from quiver.project import Project, load_project
-from quiver.resolve import ResolvedAgent, project_findings, resolve_project
+from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
 from quiver.sources.files import write_atomic
-from quiver.tokens import TokenCache
+from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
 
-CACHE_FILE = ".quiver/cache/tokens.json"
+CACHE_FILE = TOKEN_CACHE_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +50,10 @@ def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ())
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
-    findings = [*project_findings(project)]
+    findings = [*unserved_findings(project)]
     for item in resolved:
-        findings.extend(item.findings)
+        findings.extend(reference_findings(item))
+        findings.extend(unsnapshotted_findings(item))
     return CompileResult(project, resolved, outputs, tuple(findings), project.errors)
 
 

@@ -122,9 +122,9 @@ def run(
     color: bool,
     severity: Mapping[str, str] | None = None,
 ) -> int:
+    from quiver.commands.rule import rule_table
     from quiver.config import load_config
-    from quiver.lint.engine import apply_severity, at_or_above
-    from quiver.lint.registry import rule_table
+    from quiver.findings.severity import apply_severity, at_or_above
     from quiver.report.render import ReportContext, render
 
     config = load_config(root)
@@ -132,7 +132,7 @@ def run(
     old = load_side(root, base_spec, server=server, lock_rel=config.lock)
     new = load_side(root, head, server=server, lock_rel=config.lock)
     table = rule_table()
-    findings = apply_severity(diff_sides(old, new), {**config.severity, **(severity or {})}, table)
+    findings = apply_severity(diff_sides(old, new), {**config.severity, **(severity or {})})
     ignores = read_ignores(root)
     kept = [f for f in findings if f.fingerprint not in ignores]
     changed = None

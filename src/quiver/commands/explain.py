@@ -10,8 +10,8 @@ from quiver.errors import UsageError
 from quiver.project import load_project
 from quiver.report.budget import explain
 from quiver.resolve import resolve_agent
+from quiver.sources.token_cache import TokenCache
 from quiver.suggest import did_you_mean
-from quiver.tokens import TokenCache
 
 
 def run(root: Path, agent_id: str, tool: str | None) -> str:

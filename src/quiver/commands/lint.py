@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
-from quiver.lint.engine import at_or_above, render_baseline
-from quiver.lint.registry import rule_table
+from quiver.commands.rule import rule_table
+from quiver.findings.severity import at_or_above
 from quiver.lint.run import run as lint
 from quiver.report.render import ReportContext, render
+from quiver.sources.baseline import render_baseline
 from quiver.sources.files import write_atomic
 
 

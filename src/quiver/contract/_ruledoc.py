@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+from quiver.findings.rule import Rule
 from quiver.model import Severity
-from quiver.rules import Rule
 
 
 def rule_doc(*, what: str, why: str, example: str, fix: str, witness: str, references: str = "") -> str:

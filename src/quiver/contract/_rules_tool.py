@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from quiver.contract._ruledoc import rule_doc
-from quiver.rules import Rule
+from quiver.findings.rule import Rule
 
 _SPEC = (
     "MCP specification, `ToolAnnotations` (defaults: readOnlyHint false, destructiveHint true, "

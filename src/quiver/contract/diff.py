@@ -19,8 +19,8 @@ from quiver.contract.taxonomy import WIDER
 from quiver.contract.walk import Change, Walker
 from quiver.contract.witness import Checker, build_witness
 from quiver.errors import InputError
+from quiver.findings.rule import Rule
 from quiver.model import JSON, SEVERITY_ORDER, Finding, Location, canonical_json
-from quiver.rules import Rule
 
 RENAME_THRESHOLD = 0.8
 UNCONFIRMED = " (witness could not be confirmed)"

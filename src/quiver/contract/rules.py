@@ -8,7 +8,7 @@ from quiver.contract import _rules_input as inp
 from quiver.contract import _rules_output as out
 from quiver.contract import _rules_tool as tool
 from quiver.contract.taxonomy import Cell
-from quiver.rules import Rule
+from quiver.findings.rule import Rule
 
 CONTRACT_RULES: tuple[Rule, ...] = (
     tool.TOOL_REMOVED,  # CTR001 error  tool/tool/removed

@@ -1,46 +1,34 @@
-"""Every lint rule family, listed explicitly (nothing registers itself by import side effect)."""
+"""Every lint rule: the modules the findings catalog names under `quiver.lint`, loaded in catalog order.
+
+Nothing registers itself by import side effect: the catalog (quiver/findings/catalog.py) lists every code
+and the module declaring it; each rule module exports `RULES`, and a test keeps the two in step.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+import importlib
+from types import ModuleType
 
-from quiver.lint import references
-from quiver.lint._cache import cached_check
-from quiver.lint.engine import Family, LintContext
-from quiver.model import Finding
-from quiver.resolve import project_findings
-from quiver.rules import Rule, index_rules
+from quiver.findings.catalog import CATALOG
+from quiver.findings.rule import Rule
 
-
-def _references(ctx: LintContext) -> Iterator[Finding]:
-    yield from project_findings(ctx.project)
-    for resolved in ctx.resolved:
-        yield from resolved.findings
+LINT_PACKAGE = "quiver.lint."
 
 
-def families() -> tuple[Family, ...]:
-    from quiver.lint import agents, budget, mcp_configs, meta, routing, security, tools
-
-    return (
-        Family("agents", agents.RULES, agents.check),
-        Family("references", references.RULES, _references),
-        Family("mcp-configs", mcp_configs.RULES, mcp_configs.check),
-        Family("tools", tools.RULES, tools.check),
-        Family("security", security.RULES, security.check),
-        Family("budget", budget.RULES, budget.check),
-        Family("routing", routing.RULES, cached_check("routing", routing.check)),
-        Family("meta", meta.RULES, meta.check),
-    )
+def rule_modules() -> tuple[ModuleType, ...]:
+    """The lint rule modules, each once, in catalog order."""
+    names = dict.fromkeys(e.module for e in CATALOG if e.module.startswith(LINT_PACKAGE))
+    return tuple(importlib.import_module(name) for name in names)
 
 
+@functools.cache
 def all_rules() -> tuple[Rule, ...]:
     """Every lint rule, sorted by code."""
-    rules = [rule for family in families() for rule in family.rules]
+    rules: list[Rule] = [rule for module in rule_modules() for rule in module.RULES]
     return tuple(sorted(rules, key=lambda r: r.code))
 
 
-def rule_table() -> Mapping[str, Rule]:
-    """Code and name of every rule (lint and contract) -> rule."""
-    from quiver.contract.rules import CONTRACT_RULES
-
-    return index_rules((*all_rules(), *CONTRACT_RULES))
+def rules_of(prefix: str) -> tuple[Rule, ...]:
+    """The lint rules of one prefix (`AGT`, `ROUTE`, ...)."""
+    return tuple(r for r in all_rules() if r.prefix == prefix)

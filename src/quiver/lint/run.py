@@ -6,20 +6,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from quiver.lint import suppress
-from quiver.lint.engine import (
-    LintContext,
-    apply_severity,
-    per_file_ignored,
-    read_baseline,
-    selected_codes,
-    sort_findings,
-)
-from quiver.lint.meta import UNUSED_SUPPRESSION
-from quiver.lint.registry import all_rules, families, rule_table
+from quiver.findings import suppress
+from quiver.findings.baseline import split_baselined
+from quiver.findings.catalog import resolve_id
+from quiver.findings.order import sort_findings
+from quiver.findings.select import per_file_ignored, selected_codes
+from quiver.findings.severity import apply_severity
+from quiver.lint.engine import LintContext, run_checks
+from quiver.lint.qvr.unused_suppression import UNUSED_SUPPRESSION
+from quiver.lint.registry import all_rules
 from quiver.model import Finding
 from quiver.project import Project, load_project
 from quiver.resolve import resolve_project
+from quiver.sources.baseline import read_baseline
 
 SUPPRESSIBLE_SUFFIXES = (".md", ".jsonc")
 SUPPRESSIBLE_FILES = (".vscode/mcp.json",)
@@ -58,28 +57,22 @@ def run(
     project = load_project(root)
     ctx = LintContext(project, tuple(resolve_project(project)))
     config = project.config
-    table = rule_table()
     rules = all_rules()
-    chosen = selected_codes(rules, select or config.select, [*config.ignore, *ignore], table)
-    raw: list[Finding] = []
-    for family in families():
-        raw.extend(f for f in family.check(ctx) if f.rule in chosen)
-    raw = [f for f in raw if not per_file_ignored(f, config.per_file_ignores, table)]
-    raw = apply_severity(raw, config.severity, table)
-    kept, unused, suppressed = suppress.apply(raw, _suppressions(project), table)
+    chosen = selected_codes([r.code for r in rules], select or config.select, [*config.ignore, *ignore])
+    raw = [f for f in run_checks(ctx, (r for r in rules if r.code in chosen)) if f.rule in chosen]
+    raw = [f for f in raw if not per_file_ignored(f, config.per_file_ignores)]
+    raw = apply_severity(raw, config.severity)
+    kept, unused, suppressed = suppress.apply(raw, _suppressions(project))
     if UNUSED_SUPPRESSION.code in chosen:
         for s in unused:
-            if not s.codes or any((c in table and table[c].code in chosen) or c[:3].isalpha() for c in s.codes):
+            if not s.codes or any(resolve_id(c) in chosen or c[:3].isalpha() for c in s.codes):
                 directive = f"ignore[{', '.join(s.codes)}]" if s.codes else "ignore"
                 kept.append(UNUSED_SUPPRESSION.finding(location=s.location, directive=directive))
     everything = sort_findings(kept)
     if paths:
         wanted = {Path(p).resolve() for p in paths}
         everything = [f for f in everything if f.location and (root / f.location.file).resolve() in wanted]
-    shown = everything
-    baselined = 0
+    shown, baselined = everything, 0
     if baseline is not None and baseline.exists():
-        known = read_baseline(baseline)
-        shown = [f for f in everything if f.fingerprint not in known]
-        baselined = len(everything) - len(shown)
+        shown, baselined = split_baselined(everything, read_baseline(baseline))
     return LintOutcome(project, tuple(shown), tuple(everything), suppressed, baselined)

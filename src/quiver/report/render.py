@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Protocol
 
 from quiver.errors import UsageError
+from quiver.findings.rule import Rule
 from quiver.model import Finding
 from quiver.report import FORMATS
-from quiver.rules import Rule
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from urllib.parse import quote
 
 from quiver import __version__
+from quiver.findings.rule import Rule
 from quiver.model import JSON, Finding, Location
 from quiver.report.render import ReportContext
-from quiver.rules import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/agent-quiver/"

@@ -1,0 +1,194 @@
+"""AGT008-011: `tools` entries that resolution (quiver.resolve) could not honour.
+
+Resolution returns them as `Unresolved` data; this module's check turns them into findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import assert_never
+
+from quiver.findings.rule import Rule
+from quiver.lint.engine import LintContext
+from quiver.model import Finding
+from quiver.project import HOST_SERVERS
+from quiver.resolve import ResolvedAgent
+from quiver.suggest import did_you_mean
+
+_FALLBACK = "check the spelling, or add the server that provides it"
+
+
+def reference_findings(resolved: ResolvedAgent) -> Iterator[Finding]:
+    """The findings of one agent's unresolved `tools` entries, in the order it wrote them."""
+    agent = resolved.agent.id
+    for item in resolved.unresolved:
+        ref, at = item.ref.text, item.ref.location
+        match item.kind:
+            case "unknown-tool":
+                hint = did_you_mean(ref, item.candidates, _FALLBACK)
+                yield UNKNOWN_TOOL_REFERENCE.finding(location=at, agent=agent, ref=ref, suggestion=hint)
+            case "ambiguous-tool":
+                servers = ", ".join(f"`{name}`" for name in item.candidates)
+                example = f"{item.candidates[0]}/{ref}"
+                yield AMBIGUOUS_TOOL_REFERENCE.finding(
+                    location=at, agent=agent, ref=ref, servers=servers, example=example
+                )
+            case "unknown-server":
+                server = item.server or ""
+                hint = did_you_mean(server, item.candidates, _FALLBACK)
+                yield UNKNOWN_SERVER_REFERENCE.finding(
+                    location=at, agent=agent, ref=ref, server=server, suggestion=hint
+                )
+            case "host-server":
+                server = item.server or ""
+                yield HOST_SERVER_NOT_SNAPSHOTTED.finding(
+                    location=at, agent=agent, ref=ref, server=server, host=HOST_SERVERS[server]
+                )
+            case _:
+                assert_never(item.kind)
+
+
+def check(ctx: LintContext) -> Iterator[Finding]:
+    for resolved in ctx.resolved:
+        yield from reference_findings(resolved)
+
+
+UNKNOWN_TOOL_REFERENCE = Rule(
+    code="AGT008",
+    name="unknown-tool-reference",
+    severity="error",
+    check=check,
+    message="`{ref}` matches no built-in tool and no tool of any visible server",
+    hint="{suggestion}",
+    doc="""\
+## What it does
+Flags an entry of an agent's `tools` that names no built-in alias, no VS Code tool and no tool of any
+MCP server the agent can see.
+
+## Why is this bad?
+Hosts silently ignore tools they do not know, so the agent runs without a tool its prompt relies on.
+A typo here is invisible until the agent fails at the task.
+
+## Example
+```yaml
+tools: ["github/serch_issues"]
+```
+Use instead:
+```yaml
+tools: ["github/search_issues"]
+```
+
+## Fix
+The hint proposes the closest known name (by edit distance). It is wrong when the tool comes from a
+server that is not configured in this repository: add that server's config, or snapshot it.
+
+## Options
+`mcp_configs` adds config files; `lock` names the lock file that lists each server's tools.
+
+## References
+GitHub Docs, custom agents configuration: tool names.
+""",
+)
+
+
+AMBIGUOUS_TOOL_REFERENCE = Rule(
+    code="AGT009",
+    name="ambiguous-tool-reference",
+    severity="error",
+    check=check,
+    message="bare tool name `{ref}` is served by several servers: {servers}",
+    hint="qualify it, e.g. `{example}`",
+    doc="""\
+## What it does
+Flags a bare tool name in `tools` that more than one visible MCP server serves.
+
+## Why is this bad?
+The host picks one of them (or both), so the agent may call a different server than intended.
+
+## Example
+```yaml
+tools: ["search"]   # served by `github` and `notion`
+```
+Use instead:
+```yaml
+tools: ["github/search"]
+```
+
+## Fix
+Write the reference as `server/tool`.
+
+## References
+DESIGN §3, bare MCP tool names resolve only when unique.
+""",
+)
+
+
+UNKNOWN_SERVER_REFERENCE = Rule(
+    code="AGT010",
+    name="unknown-server-reference",
+    severity="error",
+    check=check,
+    message="`{ref}` names server `{server}`, which no MCP config defines",
+    hint="{suggestion}",
+    doc="""\
+## What it does
+Flags a `server/tool` or `server/*` reference whose server is neither configured (project configs or
+the agent's own `mcp-servers`) nor a host built-in server.
+
+## Why is this bad?
+The host has no such server, so every tool the reference was meant to bring is missing.
+
+## Example
+```yaml
+tools: ["githb/*"]
+```
+Use instead:
+```yaml
+tools: ["github/*"]
+```
+
+## Fix
+The hint proposes the closest configured server name; otherwise add the server to `.mcp.json` or the
+agent's `mcp-servers`.
+
+## References
+GitHub Docs, custom agents configuration: `mcp-servers`.
+""",
+)
+
+
+HOST_SERVER_NOT_SNAPSHOTTED = Rule(
+    code="AGT011",
+    name="host-server-not-snapshotted",
+    severity="info",
+    check=check,
+    message="`{ref}` refers to host-provided server `{server}` ({host}); its catalog is unknown",
+    hint="snapshot it (`quiver snapshot --import ... --server {server}`) to count its tokens",
+    doc="""\
+## What it does
+Notes a reference to a server the host provides itself (Copilot's `github`, `playwright`, ...) when
+the lock file has no catalog for it.
+
+## Why is this bad?
+quiver cannot count the tokens those tools cost or check that the named tools exist.
+
+## Example
+```yaml
+tools: ["github/*"]   # and no `github` entry in quiver.lock.json
+```
+
+## Fix
+Import the server's tool list into the lock file with `quiver snapshot --import`.
+
+## References
+DESIGN §3, host built-in servers.
+""",
+)
+
+
+RULES: tuple[Rule, ...] = (
+    UNKNOWN_TOOL_REFERENCE,
+    AMBIGUOUS_TOOL_REFERENCE,
+    UNKNOWN_SERVER_REFERENCE,
+    HOST_SERVER_NOT_SNAPSHOTTED,
+)

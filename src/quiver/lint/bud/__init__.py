@@ -1,0 +1,4 @@
+"""BUD rules: the token budget of what each agent preloads.
+
+One module per rule (or per small group of rules sharing one check), named after it; listed in
+quiver/findings/catalog.py. Nothing here registers itself on import."""

@@ -1,0 +1,4 @@
+"""MCP rules: MCP server configs (config files and agents' `mcp-servers`).
+
+One module per rule (or per small group of rules sharing one check), named after it; listed in
+quiver/findings/catalog.py. Nothing here registers itself on import."""

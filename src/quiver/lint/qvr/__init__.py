@@ -1,0 +1,4 @@
+"""QVR rules: quiver's own inputs (suppressions, unreadable files).
+
+One module per rule (or per small group of rules sharing one check), named after it; listed in
+quiver/findings/catalog.py. Nothing here registers itself on import."""

@@ -1,0 +1,135 @@
+"""Result caches for lint checks (shared helpers; no rules here).
+
+`ToolCheckCache`: per-tool checks whose outcome depends only on the tool's definition (lint/tool/schema.py).
+`cached_check`: whole-project checks reused while no input file changed (lint/route/).
+
+Keyed by server, tool sha256 and quiver's version, stored in `.quiver/cache/` (git-ignored;
+`QUIVER_NO_CACHE=1` stops writing it). A warm `quiver lint` then skips the JSON Schema meta-checks
+and never imports jsonschema (0.1 s of start-up).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from quiver import __version__
+from quiver.model import Finding, LockedTool, finding_from_json
+
+if TYPE_CHECKING:
+    from quiver.lint.engine import LintContext
+
+CACHE_FILE = ".quiver/cache/tool-checks.json"
+
+
+class ToolCheckCache:
+    def __init__(self, root: Path) -> None:
+        self.path = root / CACHE_FILE
+        self.dirty = False
+        self.entries: dict[str, list[dict[str, str | None]]] = {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("version") == __version__:
+                self.entries = data["entries"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.entries = {}
+
+    def findings(self, tool: LockedTool, compute: Callable[[LockedTool], Iterable[Finding]]) -> list[Finding]:
+        key = f"{tool.server}\x1f{tool.sha256}"
+        cached = self.entries.get(key)
+        if cached is None:
+            found = list(compute(tool))
+            self.entries[key] = [
+                {"rule": f.rule, "name": f.name, "severity": f.severity, "message": f.message, "hint": f.hint}
+                for f in found
+            ]
+            self.dirty = True
+            return found
+        return [
+            Finding(
+                rule=str(e["rule"]),
+                name=str(e["name"]),
+                severity=e["severity"],  # type: ignore[arg-type]
+                message=str(e["message"]),
+                hint=e["hint"],
+                location=tool.location,
+                server=tool.server,
+                tool=tool.name,
+            )
+            for e in cached
+        ]
+
+    def save(self) -> None:
+        if not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
+            return
+        from quiver.sources.files import write_atomic
+
+        text = json.dumps({"version": __version__, "entries": self.entries}, sort_keys=True, separators=(",", ":"))
+        try:
+            write_atomic(self.path, text + "\n")
+        except OSError:
+            return  # a cache that cannot be written only costs time
+
+
+PROJECT_CACHE_FILE = ".quiver/cache/project-checks.json"
+
+
+def project_key(ctx: LintContext) -> str:
+    """A digest of every input file of the project (config, MCP configs, lock, agents) and quiver's version."""
+    import hashlib
+
+    cached = ctx.memo.get("project-key")
+    if isinstance(cached, str):
+        return cached
+    project = ctx.project
+    files = sorted(
+        {
+            *(a.path for a in project.agents),
+            *(c.path for c in project.configs),
+            project.config.lock,
+            *(name for name in ("quiver.toml", "pyproject.toml") if (project.root / name).is_file()),
+        }
+    )
+    digest = hashlib.sha256(__version__.encode())
+    for rel in files:
+        digest.update(rel.encode() + b"\0")
+        try:
+            digest.update((project.root / rel).read_bytes())
+        except OSError:
+            digest.update(b"\1missing")
+    key = digest.hexdigest()
+    ctx.memo["project-key"] = key
+    return key
+
+
+def cached_check(
+    name: str, check: Callable[[LintContext], Iterable[Finding]]
+) -> Callable[[LintContext], list[Finding]]:
+    """Wrap a whole-project family check: its findings are reused while no input file changed."""
+
+    def run(ctx: LintContext) -> list[Finding]:
+        path = ctx.project.root / PROJECT_CACHE_FILE
+        key = f"{name}:{project_key(ctx)}"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        if isinstance(data.get(key), list):
+            return [finding_from_json(item) for item in data[key]]
+        found = list(check(ctx))
+        if not os.environ.get("QUIVER_NO_CACHE"):
+            from quiver.sources.files import write_atomic
+
+            kept = {k: v for k, v in data.items() if not k.startswith(f"{name}:")}
+            kept[key] = [f.to_json() for f in found]
+            with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+                write_atomic(path, json.dumps(kept, sort_keys=True, separators=(",", ":")) + "\n")
+        return found
+
+    return run

@@ -1,0 +1,171 @@
+"""Lint rules about a tool's annotations: undisclosed side effects, and hints that contradict the name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from quiver.findings.rule import Rule
+from quiver.lint.engine import LintContext
+from quiver.lint.support.text import shown
+from quiver.lint.support.words import verb_class
+from quiver.model import Finding, LockedTool
+
+
+def _values(tool: LockedTool) -> dict[str, Any]:
+    return {"location": tool.location, "server": tool.server, "tool": tool.name, "shown_name": shown(tool.name)}
+
+
+def _check_tool(tool: LockedTool, *, declared: bool) -> Iterator[Finding]:
+    """TOOL010-TOOL012 for one tool; `declared`: the quiver config sets its `side_effect`."""
+    annotations = tool.annotations
+    read_only = annotations.get("readOnlyHint")
+    destructive = annotations.get("destructiveHint")
+    if not declared and not isinstance(read_only, bool) and not isinstance(destructive, bool):
+        yield UNDISCLOSED_SIDE_EFFECTS.finding(**_values(tool))
+    if read_only is not True and not (read_only is False and destructive is True):
+        return
+    said: list[tuple[str, str, str]] = []  # (class, verb, field)
+    for field, value in (
+        ("name", tool.name),
+        ("title", tool.definition.get("title")),
+        ("annotations.title", annotations.get("title")),
+    ):
+        if isinstance(value, str):
+            found = verb_class(value)
+            if found is not None:
+                said.append((found[0], found[1], f"{field} `{shown(value)}`"))
+    destructive_said = [s for s in said if s[0] == "destructive"]
+    if read_only is True and destructive_said:
+        _, verb, field = destructive_said[0]
+        yield DESTRUCTIVE_TOOL_MARKED_READ_ONLY.finding(**_values(tool), field=field, verb=verb)
+    elif read_only is False and destructive is True and said and not destructive_said:
+        _, verb, field = said[0]
+        yield READ_TOOL_MARKED_DESTRUCTIVE.finding(**_values(tool), field=field, verb=verb)
+
+
+def check(ctx: LintContext) -> Iterator[Finding]:
+    config = ctx.project.config
+    policy_servers = {name for name, p in config.servers.items() if "side_effect" in p}
+    policy_tools = {name for name, p in config.tools.items() if "side_effect" in p}
+    for tool in ctx.locked_tools():
+        declared = tool.server in policy_servers or f"{tool.server}/{tool.name}" in policy_tools
+        yield from _check_tool(tool, declared=declared)
+
+
+UNDISCLOSED_SIDE_EFFECTS = Rule(
+    code="TOOL010",
+    name="undisclosed-side-effects",
+    severity="info",
+    check=check,
+    message="`{server}/{shown_name}` sets neither `readOnlyHint` nor `destructiveHint`: "
+    "the spec default applies (destructive, open-world)",
+    hint='add `annotations` upstream, or set `side_effect` under `[tool.quiver.tools."{server}/{tool}"]`',
+    doc="""\
+## What it does
+Notes a tool that does not say whether it writes: no `annotations`, or annotations with neither
+`readOnlyHint` nor `destructiveHint`. Skipped when the quiver config sets `side_effect` for the tool or
+its server.
+
+## Why is this bad?
+The MCP defaults are the cautious ones (`readOnlyHint: false`, `destructiveHint: true`,
+`openWorldHint: true`), so quiver's runtime treats the tool as an irreversible write: no retries, and
+approval where the policy asks for it. A read-only tool then costs approvals it does not need.
+This is `info`, not a warning: the default fails safe, and most servers in the wild send no annotations.
+
+## Example
+```json
+{"name": "get_weather", "description": "...", "inputSchema": {...}}
+```
+Use instead:
+```json
+{"name": "get_weather", "description": "...", "inputSchema": {...},
+ "annotations": {"readOnlyHint": true, "openWorldHint": true}}
+```
+
+## Fix
+Add annotations in the server, or classify the tool in the quiver config:
+`[tool.quiver.tools."weather/get_weather"]` with `side_effect = "read_only"`.
+
+## Options
+`[tool.quiver.servers.NAME]` and `[tool.quiver.tools."SERVER/TOOL"]`: `side_effect`.
+
+## References
+MCP specification 2025-11-25, ToolAnnotations; DESIGN §7.
+""",
+)
+
+
+DESTRUCTIVE_TOOL_MARKED_READ_ONLY = Rule(
+    code="TOOL011",
+    name="destructive-tool-marked-read-only",
+    severity="error",
+    check=check,
+    message="`{server}/{shown_name}` is marked `readOnlyHint: true`, but its {field} says `{verb}`",
+    hint="set `readOnlyHint: false` (and `destructiveHint: true`), or rename the tool if it only reads",
+    doc="""\
+## What it does
+Flags a tool whose name or title starts (or ends) with a destructive verb (delete, remove, drop,
+destroy, purge, kill, wipe, truncate, revoke, terminate, erase) while its annotations say
+`readOnlyHint: true`.
+
+## Why is this bad?
+Clients and quiver's policy skip confirmation for read-only tools and retry them freely. A delete
+that claims to be read-only runs without approval, and may run twice.
+
+## Example
+```json
+{"name": "delete_branch", "annotations": {"readOnlyHint": true}}
+```
+Use instead:
+```json
+{"name": "delete_branch", "annotations": {"readOnlyHint": false, "destructiveHint": true}}
+```
+
+## Fix
+Correct the annotations in the server. Where the name misleads (`purge_cache_stats` only reads),
+rename the tool; until then suppress the finding with a reason.
+
+## References
+MCP specification 2025-11-25, ToolAnnotations.
+""",
+)
+
+
+READ_TOOL_MARKED_DESTRUCTIVE = Rule(
+    code="TOOL012",
+    name="read-tool-marked-destructive",
+    severity="warning",
+    check=check,
+    message="`{server}/{shown_name}` explicitly sets `readOnlyHint: false` and `destructiveHint: true`, "
+    "but its {field} says `{verb}`",
+    hint="if it only reads, set `readOnlyHint: true`; if it writes, rename it after what it changes",
+    doc="""\
+## What it does
+Flags a tool whose name or title starts (or ends) with a read verb (get, list, search, read, fetch,
+describe, show, find, query) while its annotations explicitly set `readOnlyHint: false` and
+`destructiveHint: true`.
+
+## Why is this bad?
+Either the annotations are wrong, and every call asks for approval it does not need, or the name is
+wrong, and the model uses a destructive tool to look things up.
+
+## Example
+```json
+{"name": "get_report", "annotations": {"readOnlyHint": false, "destructiveHint": true}}
+```
+Use instead:
+```json
+{"name": "get_report", "annotations": {"readOnlyHint": true}}
+```
+
+## Fix
+Fix whichever of the two is wrong, in the server.
+
+## References
+MCP specification 2025-11-25, ToolAnnotations.
+""",
+)
+
+
+RULES: tuple[Rule, ...] = (UNDISCLOSED_SIDE_EFFECTS, DESTRUCTIVE_TOOL_MARKED_READ_ONLY, READ_TOOL_MARKED_DESTRUCTIVE)
