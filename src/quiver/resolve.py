@@ -14,7 +14,7 @@ catalog, `UnservedEntry`s); lint rules (AGT008-011, MCP011-013) turn that into f
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -285,6 +285,41 @@ def _tool_search(
     return result(False, f"{count} MCP tools < threshold {threshold}")
 
 
+LoadCode = Literal[
+    "server-never-defers", "server-preloaded", "preload-tools", "named", "deferred-tool-loading",
+    "server-not-preloaded", "deferred",
+]  # fmt: skip
+
+
+def load_decision(
+    *,
+    tool: str,
+    named: bool,
+    deferred_tool_loading: bool,
+    defer_tools: str | None,
+    preload: bool | None,
+    preload_tools: Collection[str],
+) -> tuple[Load, int, LoadCode]:
+    """DESIGN §3 rules 2-5 for a tool reached while tool search is active: (load, rule, reason code).
+
+    The one load decision: `resolve_agent` explains it with positions, and advice predicts with it what
+    a changed config compiles to.
+    """
+    if defer_tools == "never":
+        return "preloaded", 2, "server-never-defers"
+    if preload is True:
+        return "preloaded", 2, "server-preloaded"
+    if tool in preload_tools:
+        return "preloaded", 3, "preload-tools"
+    if named and not deferred_tool_loading:
+        return "preloaded", 4, "named"
+    if named:
+        return "deferred", 5, "deferred-tool-loading"
+    if preload is False:
+        return "deferred", 5, "server-not-preloaded"
+    return "deferred", 5, "deferred"
+
+
 def _decide(
     agent: Agent,
     server: Server,
@@ -298,42 +333,28 @@ def _decide(
     below = config.tool_search != "always" and search.mcp_tools < search.threshold
     if not model_ok or not search.active or (below and server.preload is not False):
         return "preloaded", Decision(0, "tool-search-inactive", f"tool search inactive: {search.reason}", None)
-    keys = server.key_locations
-    if server.defer_tools == "never":
-        return "preloaded", Decision(
-            2,
-            "server-never-defers",
-            f'server `{server.name}` sets `deferTools: "never"`',
-            keys.get("deferTools", server.location),
-        )
-    if server.preload is True:
-        return "preloaded", Decision(
-            2, "server-preloaded", f"server `{server.name}` sets `preload: true`", keys.get("preload", server.location)
-        )
-    if tool.name in server.preload_tools:
-        return "preloaded", Decision(
-            3,
-            "preload-tools",
-            f"listed in `preload_tools` of server `{server.name}`",
-            keys.get("preload_tools", server.location),
-        )
-    if named and not agent.deferred_tool_loading:
-        return "preloaded", Decision(4, "named", "named explicitly in the agent's `tools`", via)
-    if named:
-        return "deferred", Decision(
-            5,
-            "deferred-tool-loading",
+    load, rule, code = load_decision(
+        tool=tool.name,
+        named=named,
+        deferred_tool_loading=agent.deferred_tool_loading,
+        defer_tools=server.defer_tools,
+        preload=server.preload,
+        preload_tools=server.preload_tools,
+    )
+    keys, name = server.key_locations, server.name
+    text, source = {
+        "server-never-defers": (f'server `{name}` sets `deferTools: "never"`', keys.get("deferTools")),
+        "server-preloaded": (f"server `{name}` sets `preload: true`", keys.get("preload")),
+        "preload-tools": (f"listed in `preload_tools` of server `{name}`", keys.get("preload_tools")),
+        "named": ("named explicitly in the agent's `tools`", via),
+        "deferred-tool-loading": (
             "named, but the agent sets `deferred-tool-loading: true`",
             agent.key_locations.get("deferred-tool-loading", via),
-        )
-    if server.preload is False:
-        return "deferred", Decision(
-            5,
-            "server-not-preloaded",
-            f"server `{server.name}` sets `preload: false`",
-            keys.get("preload", server.location),
-        )
-    return "deferred", Decision(5, "deferred", "reached only through a wildcard; tool search is active", via)
+        ),
+        "server-not-preloaded": (f"server `{name}` sets `preload: false`", keys.get("preload")),
+        "deferred": ("reached only through a wildcard; tool search is active", via),
+    }[code]
+    return load, Decision(rule, code, text, source or server.location)
 
 
 def resolve_project(project: Project) -> list[ResolvedAgent]:

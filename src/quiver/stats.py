@@ -28,13 +28,11 @@ using the tool, calls, and discovery before first use split by whether the tool 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from quiver.errors import UsageError
+from quiver.since import parse_since
 
 __all__ = [
     "DISCOVERY_TOKENS",
@@ -49,8 +47,6 @@ __all__ = [
 ]
 
 DISCOVERY_TOKENS: Mapping[str, int] = {"search": 200, "list_servers": 80, "list_tools": 400, "describe": 230}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,23 +188,6 @@ class UsageStats:
 
     def tools_of(self, agent_id: str) -> dict[str, ToolStats]:
         return {t.tool: t for t in self.tools if t.agent == agent_id}
-
-
-def parse_since(text: str, *, now: float) -> float:
-    """`--since`: a duration back from `now` (`90s`, `30m`, `12h`, `7d`, `2w`) or an ISO date/time (UTC if naive)."""
-    match = _DURATION.match(text)
-    if match:
-        return now - float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise UsageError(
-            f"--since `{text}` is neither a duration nor an ISO date",
-            hint="for example --since 7d, --since 12h or --since 2025-06-01",
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
 
 
 def summarize(events: Iterable[Mapping[str, Any]], *, since: float | None = None) -> UsageStats:

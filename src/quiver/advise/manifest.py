@@ -1,16 +1,17 @@
 """What advice reads of a compiled manifest, and the load `quiver compile` gives each tool under given settings.
 
-Pure: a manifest's JSON in, frozen dataclasses out. `predict_loads` follows DESIGN §3 rules 2-5, so the
-figures of the advice are those of the manifests the changed config will compile to.
+Pure: a manifest's JSON in, frozen dataclasses out. `predict_loads` asks resolve's one load decision
+(DESIGN §3 rules 2-5), so the figures of the advice are those of the manifests the changed config compiles to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-Load = Literal["preloaded", "deferred"]
+from quiver.model import Load as Load  # re-exported: advise names its loads by this type
+from quiver.resolve import load_decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,7 @@ def loading_from_manifests(manifests: Iterable[AgentManifest]) -> dict[str, Serv
 def predict_loads(
     manifest: AgentManifest, servers: Mapping[str, ServerLoading], *, deferred_loading: bool
 ) -> dict[str, Load]:
-    """The load `quiver compile` gives each tool under these server settings (DESIGN §3 rules 2-5)."""
+    """The load `quiver compile` gives each tool under these server settings: resolve's `load_decision`."""
     out: dict[str, Load] = {}
     for t in manifest.tools:
         if t.fixed is not None:
@@ -129,7 +130,12 @@ def predict_loads(
             out[t.key] = "deferred" if flips else t.load
             continue
         s = servers.get(t.server) or ServerLoading(t.server)
-        listed = s.preload_tools or s.base_preload_tools
-        pre = s.defer_tools == "never" or s.preload is True or t.name in listed or (t.named and not deferred_loading)
-        out[t.key] = "preloaded" if pre else "deferred"
+        out[t.key] = load_decision(
+            tool=t.name,
+            named=t.named,
+            deferred_tool_loading=deferred_loading,
+            defer_tools=s.defer_tools,
+            preload=s.preload,
+            preload_tools=s.preload_tools or s.base_preload_tools,
+        )[0]
     return out

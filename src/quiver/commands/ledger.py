@@ -4,7 +4,8 @@ The ledger is `--ledger PATH|URL`, else `QUIVER_LEDGER_URL`, else `ledger` in th
 (default `.quiver/ledger.db`): a SQLite path (or `sqlite:///relative.db` / `sqlite:////absolute.db`;
 relative paths are under the project root) or a PostgreSQL URL (`postgresql://...`, see
 `quiver.runtime.ledger_open`; its schema comes from `quiver ledger migrate`). `--since` takes an ISO
-date or time (UTC unless it says otherwise) or an age: `90s`, `30m`, `24h`, `7d`.
+date or time (UTC unless it says otherwise) or an age: `90s`, `30m`, `24h`, `7d`, `2w` (`quiver.since`, shared
+with `quiver stats`).
 
 approve / deny act on `awaiting_approval` actions: approve makes it `validated` (approved), and the
 caller's next call with the same idempotency key dispatches it once; deny ends it `failed_final`.
@@ -16,11 +17,9 @@ from __future__ import annotations
 
 import getpass
 import json
-import re
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -41,10 +40,9 @@ from quiver.runtime.ledger import (
     iso_time,
 )
 from quiver.runtime.ledger_open import LedgerTarget, open_ledger, resolve_ledger
+from quiver.since import parse_since
 
 Ledger = Path | LedgerTarget  # a SQLite file, or any resolved ledger location
-_AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _T = TypeVar("_T")
 
 
@@ -56,22 +54,6 @@ def ledger_path(root: Path, ledger: str | None, environ: Mapping[str, str]) -> L
     except ConfigError as exc:
         raise UsageError(exc.message, hint=exc.hint) from None
     return target.path if target.kind == "sqlite" else target
-
-
-def parse_since(text: str, now: float) -> float:
-    """An ISO date/time (UTC unless given) or an age (`30m`, `24h`, `7d`) -> epoch seconds."""
-    match = _AGE.match(text.strip())
-    if match:
-        return now - float(match.group(1)) * _SECONDS[match.group(2)]
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"--since `{text}` is neither an ISO date/time nor an age", hint="e.g. 2026-05-01, 24h"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
 
 
 def list_actions(
@@ -195,7 +177,7 @@ def _filters(
     unknown = [state for state in states if state not in STATES]
     if unknown:
         raise UsageError(f"unknown state `{unknown[0]}`", hint=f"use one of {', '.join(STATES)}")
-    moment = None if since is None else parse_since(since, time.time() if now is None else now)
+    moment = None if since is None else parse_since(since, now=time.time() if now is None else now)
     return ActionFilter(states=tuple(states), tools=tuple(tools), since=moment, limit=limit)
 
 

@@ -30,7 +30,7 @@ ledger_state_filter = click.option(
 )
 ledger_tool_filter = click.option("--tool", "tools", multiple=True, help="Only `tool` or `server/tool` (repeatable).")
 ledger_since_filter = click.option(
-    "--since", default=None, help="Created at or after: an ISO date/time (UTC) or an age (30m, 24h, 7d)."
+    "--since", default=None, help="Created at or after: an ISO date/time (UTC) or an age (30m, 24h, 7d, 2w)."
 )
 
 
