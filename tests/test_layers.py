@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.validation",
         "quiver.builtins",
         "quiver.metatools",
+        "quiver.since",
     ),
     ("quiver.tokens",),
     ("quiver.sources", "quiver.config"),

@@ -14,6 +14,7 @@ from quiver.commands._options import color as _color
 from quiver.commands._options import output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
+from quiver.compile import EMITTERS
 from quiver.errors import QuiverError
 
 
@@ -52,7 +53,7 @@ def cli() -> None:
     "--emit",
     "emit_hosts",
     multiple=True,
-    type=click.Choice(["anthropic", "openai"]),
+    type=click.Choice(EMITTERS),
     help="Also write the host API `tools` array (repeatable).",
 )
 @click.option("--out", default=None, help="Output directory (default: `out` in config, build/quiver).")

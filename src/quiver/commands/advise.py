@@ -34,6 +34,7 @@ from quiver.config import load_config
 from quiver.errors import InputError, Position, QuiverError, UsageError
 from quiver.model import JSON
 from quiver.sources.files import read_text, write_atomic
+from quiver.sources.manifest import read_manifests
 from quiver.stats import summarize
 from quiver.suggest import did_you_mean
 
@@ -42,19 +43,7 @@ FORMATS = ("text", "json")
 
 def load_manifests(root: Path) -> list[dict[str, Any]]:
     """The compiled manifests of the project (`out` of the config, default build/quiver/), by agent id."""
-    out = root / load_config(root).out
-    files = sorted(p for p in out.glob("*.json") if p.name != "index.json") if out.is_dir() else []
-    manifests = []
-    for path in files:
-        try:
-            data = json.loads(read_text(path, str(path.relative_to(root))))
-        except ValueError as exc:
-            raise InputError(f"not JSON: {exc}", position=Position(str(path.relative_to(root)))) from None
-        if isinstance(data, dict) and isinstance(data.get("agent"), dict) and isinstance(data.get("tools"), list):
-            manifests.append(data)
-    if not manifests:
-        raise UsageError(f"no compiled manifests in `{out.relative_to(root)}/`", hint="run `quiver compile` first")
-    return sorted(manifests, key=lambda m: str(m["agent"]["id"]))
+    return read_manifests(root, load_config(root).out)
 
 
 def server_settings(root: Path, manifests: Sequence[AgentManifest]) -> tuple[dict[str, ServerLoading], list[str]]:

@@ -7,7 +7,6 @@ load decision and execution policy, and how to reach each server.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from quiver.errors import InputError
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
+from quiver.sources.manifest import read_manifest
 
 SUPPORTED_VERSION = 1
 ONE_LINE_CHARS = 160
@@ -101,14 +101,7 @@ class Manifest:
 
 def load_manifest(path: str | Path) -> Manifest:
     """Read and index a compiled manifest (`quiver compile` output). Raises InputError when unusable."""
-    where = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"manifest `{where}` does not exist", hint="run `quiver compile` first") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"cannot read manifest `{where}`: {exc}", hint="run `quiver compile` again") from None
-    return parse_manifest(data, where)
+    return parse_manifest(read_manifest(Path(path)), str(path))
 
 
 def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
