@@ -43,3 +43,13 @@ def test_rule_shows_its_doc_by_code_or_name_and_suggests_on_a_typo() -> None:
     assert "direction: tool" in contract.output
     typo = runner.invoke(cli, ["rule", "AGT08"])
     assert typo.exit_code == 2 and "did you mean" in typo.stderr
+
+
+def test_rule_names_the_file_that_implements_it_for_lint_and_contract_rules() -> None:
+    runner = CliRunner()
+    for code, module in (("AGT015", "quiver.lint.agt.duplicate_tool_reference"), ("CTR001", "quiver.contract.")):
+        result = runner.invoke(cli, ["rule", code])
+        line = next(x for x in result.output.splitlines() if x.startswith("Implemented in: "))
+        path = Path(line.removeprefix("Implemented in: "))
+        assert path.is_file() and f'"{code}"' in path.read_text(encoding="utf-8")
+        assert ".".join(path.with_suffix("").parts[-len(module.split(".")) :]).startswith(module.rstrip("."))

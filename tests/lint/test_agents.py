@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -21,33 +20,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
 # AGT008-011 report what resolution could not honour; test_resolve.py covers them.
 RULES = tuple(r for r in rules_of("AGT") if r not in tool_references.RULES)
 CODES = sorted(rule.code for rule in RULES)
-FIELDS = ("rule", "severity", "file", "line", "column", "message", "hint")
 HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
 
 
-def findings_of(root: Path, code: str) -> list[dict[str, object]]:
-    """The findings of one rule over a fixture project, as expected.json stores them."""
-    return [{k: f.to_json().get(k) for k in FIELDS} for f in run(root, select=[code]).findings if f.rule == code]
-
-
-def compare_with_expected(code: str) -> None:
-    bad = FIXTURES / code / "bad"
-    expected = bad / "expected.json"
-    got = findings_of(bad, code)
-    if os.environ.get("QUIVER_REGEN") == "1":
-        expected.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    assert got, f"{code}: the bad fixture gives no finding"
-    assert got == json.loads(expected.read_text(encoding="utf-8"))
-
-
-@pytest.mark.parametrize("code", CODES)
-def test_bad_fixture_gives_exactly_the_expected_findings(code: str) -> None:
-    compare_with_expected(code)
-
-
-@pytest.mark.parametrize("code", CODES)
-def test_good_fixture_gives_no_finding_of_its_rule(code: str) -> None:
-    assert findings_of(FIXTURES / code / "good", code) == []
+# The bad/good fixture comparisons of these rules are tests/lint/test_catalog.py's.
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

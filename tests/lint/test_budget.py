@@ -77,12 +77,12 @@ BY_CODE = {case.code: case for case in CASES}
 
 
 @pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_bad_fixture_gives_exactly_the_expected_findings(code: str) -> None:
+def test_bad_fixture_is_what_its_spec_writes(code: str) -> None:
     check_bad(BY_CODE[code])
 
 
 @pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_good_fixture_gives_no_finding_of_its_rule(code: str) -> None:
+def test_good_fixture_is_what_its_spec_writes(code: str) -> None:
     check_good(BY_CODE[code])
 
 

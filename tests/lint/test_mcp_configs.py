@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,33 +15,12 @@ from quiver.lint.support.secrets import secret_kind, url_secret
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
 # MCP011-013 come from resolution data (test_resolve.py and the catalog harness cover them).
-RULES = tuple(
-    r for r in rules_of("MCP") if r not in (*server_not_snapshotted.RULES, *unserved_tool_entries.RULES)
-)
+RULES = tuple(r for r in rules_of("MCP") if r not in (*server_not_snapshotted.RULES, *unserved_tool_entries.RULES))
 CODES = sorted(rule.code for rule in RULES)
-FIELDS = ("rule", "severity", "file", "line", "column", "message", "hint")
 HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
 
 
-def findings_of(root: Path, code: str) -> list[dict[str, object]]:
-    """The findings of one rule over a fixture project, as expected.json stores them."""
-    return [{k: f.to_json().get(k) for k in FIELDS} for f in run(root, select=[code]).findings if f.rule == code]
-
-
-@pytest.mark.parametrize("code", CODES)
-def test_bad_fixture_gives_exactly_the_expected_findings(code: str) -> None:
-    bad = FIXTURES / code / "bad"
-    expected = bad / "expected.json"
-    got = findings_of(bad, code)
-    if os.environ.get("QUIVER_REGEN") == "1":
-        expected.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    assert got, f"{code}: the bad fixture gives no finding"
-    assert got == json.loads(expected.read_text(encoding="utf-8"))
-
-
-@pytest.mark.parametrize("code", CODES)
-def test_good_fixture_gives_no_finding_of_its_rule(code: str) -> None:
-    assert findings_of(FIXTURES / code / "good", code) == []
+# The bad/good fixture comparisons of these rules are tests/lint/test_catalog.py's.
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tools import AGENT, FIXTURES, REGEN, Case, Spec, audit, matches_spec, materialize
+from test_tools import AGENT, Case, Spec, audit, check_bad, check_good, materialize
 
 from quiver.findings.order import sort_findings
 from quiver.findings.rule import Rule
@@ -231,38 +231,17 @@ def findings_of(root: Path, code: str) -> list[dict[str, object]]:
     return [{k: f.to_json().get(k) for k in FIELDS} for f in routing_findings(root) if f.rule == code]
 
 
-def check_bad(case: Case) -> None:
-    root = FIXTURES / case.code / "bad"
-    expected = root / "expected.json"
-    if REGEN:
-        materialize(case.bad, root)
-    assert matches_spec(case.bad, root), f"{case.code}: fixture differs from its spec; run with QUIVER_REGEN=1"
-    got = findings_of(root, case.code)
-    if REGEN:
-        expected.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    assert got, f"{case.code}: the bad fixture gives no finding"
-    assert got == json.loads(expected.read_text(encoding="utf-8"))
-
-
-def check_good(case: Case) -> None:
-    root = FIXTURES / case.code / "good"
-    if REGEN:
-        materialize(case.good, root)
-    assert matches_spec(case.good, root), f"{case.code}: fixture differs from its spec; run with QUIVER_REGEN=1"
-    assert findings_of(root, case.code) == []
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Tests: fixtures and docs
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
-def test_bad_fixture_gives_exactly_the_expected_findings(code: str, corpus: Path) -> None:
+def test_bad_fixture_is_what_its_spec_writes(code: str, corpus: Path) -> None:
     check_bad(CASES[code](corpus))
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
-def test_good_fixture_gives_no_finding_of_its_rule(code: str, corpus: Path) -> None:
+def test_good_fixture_is_what_its_spec_writes(code: str, corpus: Path) -> None:
     check_good(CASES[code](corpus))
 
 

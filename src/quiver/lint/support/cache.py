@@ -11,6 +11,7 @@ and never imports jsonschema (0.1 s of start-up).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -109,8 +110,10 @@ def project_key(ctx: LintContext) -> str:
 def cached_check(
     name: str, check: Callable[[LintContext], Iterable[Finding]]
 ) -> Callable[[LintContext], list[Finding]]:
-    """Wrap a whole-project family check: its findings are reused while no input file changed."""
+    """Wrap a whole-project check: its findings are reused while no input file changed. The wrapper keeps the
+    check's module and name (functools.wraps), so a rule's `check` still names the module that holds it."""
 
+    @functools.wraps(check)
     def run(ctx: LintContext) -> list[Finding]:
         path = ctx.project.root / PROJECT_CACHE_FILE
         key = f"{name}:{project_key(ctx)}"
