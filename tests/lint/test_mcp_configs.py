@@ -20,7 +20,7 @@ CODES = sorted(rule.code for rule in RULES)
 HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
 
 
-# The bad/good fixture comparisons of these rules are tests/lint/test_catalog.py's.
+# The bad/good fixture comparisons of these rules are tests/lint/test_rules.py's.
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

@@ -95,7 +95,7 @@ class Case:
 
 
 def materialize(spec: Spec, root: Path) -> None:
-    """Write the spec's project to `root`, replacing what is there except `expected.json` (test_catalog.py's)."""
+    """Write the spec's project to `root`, replacing what is there except `expected.json` (test_rules.py's)."""
     expected = root / "expected.json"
     kept = expected.read_bytes() if expected.is_file() else None
     if root.exists():
@@ -129,7 +129,7 @@ def findings_of(root: Path, code: str) -> list[dict[str, object]]:
 
 
 def check_bad(case: Case) -> None:
-    """The committed bad project is what its spec writes (test_catalog.py compares its findings)."""
+    """The committed bad project is what its spec writes (test_rules.py compares its findings)."""
     root = FIXTURES / case.code / "bad"
     if REGEN:
         materialize(case.bad, root)
@@ -137,7 +137,7 @@ def check_bad(case: Case) -> None:
 
 
 def check_good(case: Case) -> None:
-    """The committed good project is what its spec writes (test_catalog.py checks it gives no finding)."""
+    """The committed good project is what its spec writes (test_rules.py checks it gives no finding)."""
     root = FIXTURES / case.code / "good"
     if REGEN:
         materialize(case.good, root)

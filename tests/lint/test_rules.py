@@ -2,7 +2,7 @@
 `good/` -> no finding of the rule.
 
 The fixtures are committed projects, `tests/fixtures/lint/<CODE>/{bad,good}/`, one per rule;
-`QUIVER_REGEN=1 python -m pytest tests/lint/test_catalog.py` rewrites every `bad/expected.json` from what
+`QUIVER_REGEN=1 python -m pytest tests/lint/test_rules.py` rewrites every `bad/expected.json` from what
 the rule reports (review the diff). tests/fixtures/lint/README.md says how the projects are built.
 """
 
