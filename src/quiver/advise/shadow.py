@@ -12,16 +12,8 @@ from typing import Any
 
 from quiver.advise.manifest import AgentManifest
 from quiver.advise.model import AgentAdvice
+from quiver.sources.shadow_log import ShadowCall as ShadowCall  # read by sources/, replayed here
 from quiver.stats import UsageStats
-
-
-@dataclass(frozen=True, slots=True)
-class ShadowCall:
-    """One line of a log of tool calls made without quiver."""
-
-    session: str
-    tool: str  # "server/tool"
-    timestamp: float
 
 
 @dataclass(frozen=True, slots=True)

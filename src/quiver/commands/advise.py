@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,11 @@ from quiver.advise import (
 )
 from quiver.commands.stats import Output, load_usage
 from quiver.config import load_config
-from quiver.errors import InputError, Position, QuiverError, UsageError
+from quiver.errors import QuiverError, UsageError
 from quiver.model import JSON
-from quiver.sources.files import read_text, write_atomic
+from quiver.sources.files import write_atomic
 from quiver.sources.manifest import read_manifests
+from quiver.sources.shadow_log import read_shadow_log
 from quiver.stats import summarize
 from quiver.suggest import did_you_mean
 
@@ -66,35 +66,6 @@ def server_settings(root: Path, manifests: Sequence[AgentManifest]) -> tuple[dic
         )
         for name, s in project.servers.items()
     }, []
-
-
-def read_shadow(path: Path) -> list[tuple[ShadowCall, str | None]]:
-    """The shadow log's calls, each with the agent its line names (if any)."""
-    text = read_text(path, str(path))
-    calls = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = Position(str(path), number, 1)
-        try:
-            value = json.loads(line)
-            session, tool, stamp = value["session"], value["tool"], value["timestamp"]
-            if not isinstance(tool, str) or "/" not in tool:
-                raise ValueError("`tool` must be `server/tool`")
-            if isinstance(stamp, str):
-                moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-                stamp = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-            agent = value.get("agent")
-            calls.append((ShadowCall(str(session), tool, float(stamp)), str(agent) if agent is not None else None))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise InputError(
-                f"not a shadow log line ({type(exc).__name__}: {exc})",
-                position=where,
-                hint='each line: {"session": "...", "tool": "server/tool", "timestamp": 1750000000}',
-            ) from None
-    if not calls:
-        raise InputError("the shadow log has no calls", position=Position(str(path)))
-    return calls
 
 
 def _shadow_agent(
@@ -134,7 +105,7 @@ def run(
     settings, messages = server_settings(root, views)
     report: ShadowReport | None = None
     if shadow is not None:
-        logged = read_shadow(shadow)
+        logged = read_shadow_log(shadow)
         who = _shadow_agent(logged, views, agent)
         manifest = next(m for m in views if m.agent == who)
         calls = [c for c, a in logged if a in (None, who)]
