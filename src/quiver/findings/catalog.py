@@ -42,7 +42,7 @@ AGT008    unknown-tool-reference                     quiver.lint.agt.tool_refere
 AGT009    ambiguous-tool-reference                   quiver.lint.agt.tool_references
 AGT010    unknown-server-reference                   quiver.lint.agt.tool_references
 AGT011    host-server-not-snapshotted                quiver.lint.agt.tool_references
-AGT012    duplicate-agent-id                         quiver.lint.agt.agent_links
+AGT012    duplicate-agent-id                         quiver.lint.agt.duplicate_agent_id
 AGT013    comma-separated-tools                      quiver.lint.agt.comma_separated_tools
 AGT014    invalid-field-type                         quiver.lint.agt.frontmatter_fields
 AGT015    duplicate-tool-reference                   quiver.lint.agt.duplicate_tool_reference
@@ -52,9 +52,9 @@ AGT018    unknown-handoff-agent                      quiver.lint.agt.agent_links
 AGT019    unknown-subagent                           quiver.lint.agt.agent_links
 AGT020    subagents-without-agent-tool               quiver.lint.agt.agent_links
 AGT021    mcp-servers-ignored-for-vscode             quiver.lint.agt.mcp_servers_ignored_for_vscode
-BUD001    over-budget                                quiver.lint.bud.token_budget
-BUD002    unused-preload                             quiver.lint.bud.token_budget
-BUD003    large-preloaded-tool                       quiver.lint.bud.token_budget
+BUD001    over-budget                                quiver.lint.bud.over_budget
+BUD002    unused-preload                             quiver.lint.bud.unused_preload
+BUD003    large-preloaded-tool                       quiver.lint.bud.large_preloaded_tool
 CTR001    tool-removed                               quiver.contract._rules_tool
 CTR002    tool-renamed                               quiver.contract._rules_tool
 CTR003    tool-added                                 quiver.contract._rules_tool
@@ -126,9 +126,9 @@ MCP014    conflicting-server-definitions             quiver.lint.mcp.conflicting
 MCP015    invalid-defer-tools                        quiver.lint.mcp.loading_settings
 MCP016    invalid-preload-setting                    quiver.lint.mcp.loading_settings
 MCP017    contradictory-preload                      quiver.lint.mcp.loading_settings
-MCP018    unknown-server-key                         quiver.lint.mcp.server_fields
-MCP019    invalid-server-field-type                  quiver.lint.mcp.server_fields
-MCP020    key-ignored-by-transport                   quiver.lint.mcp.server_fields
+MCP018    unknown-server-key                         quiver.lint.mcp.unknown_server_key
+MCP019    invalid-server-field-type                  quiver.lint.mcp.invalid_server_field_type
+MCP020    key-ignored-by-transport                   quiver.lint.mcp.key_ignored_by_transport
 QVR001    unused-suppression                         quiver.lint.qvr.unused_suppression
 QVR002    unreadable-file                            quiver.lint.qvr.unreadable_file
 ROUTE001  near-duplicate-tools                       quiver.lint.route.tool_pairs

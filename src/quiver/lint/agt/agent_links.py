@@ -1,4 +1,5 @@
-"""Agent rules that look across agents: duplicate ids, handoffs and subagents (AGT012, AGT018-020)."""
+"""AGT018-020, the links between agents: handoffs and subagents that name no agent, and subagents an agent
+cannot call without the agent tool."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ BUILTIN_AGENTS = frozenset(
     | {"code-review", "explore", "general-purpose", "research", "rubber-duck", "security-review", "task"}
 )
 # Where an agent id is looked up first (GitHub: `.github/agents` beats `.claude/agents` at one level).
-_PRECEDENCE = (".github/agents/", ".claude/agents/", ".github/chatmodes/")
 
 
 class _Known:
@@ -53,24 +53,6 @@ class _Known:
             )
             self.cache[word] = cached
         return cached
-
-
-def _rank(agent: Agent) -> tuple[int, str]:
-    for index, prefix in enumerate(_PRECEDENCE):
-        if agent.path.startswith(prefix):
-            return index, agent.path
-    return len(_PRECEDENCE), agent.path
-
-
-def _duplicate_ids(agents: Sequence[Agent]) -> Iterator[Finding]:
-    groups: dict[str, list[Agent]] = {}
-    for agent in agents:
-        groups.setdefault(agent.id, []).append(agent)
-    for group in groups.values():
-        if len(group) > 1:
-            first, *rest = sorted(group, key=_rank)
-            for agent in rest:
-                yield DUPLICATE_AGENT_ID.finding(location=agent.location, agent=agent.id, other=first.path)
 
 
 def _calls_agents(agent: Agent) -> bool:
@@ -114,42 +96,9 @@ def _links(agent: Agent, known: _Known, src: Sources) -> Iterator[Finding]:
 def check(ctx: LintContext) -> Iterator[Finding]:
     src = Sources(ctx)
     agents = ctx.project.agents
-    yield from _duplicate_ids(agents)
     known = _Known(agents)
     for agent in agents:
         yield from _links(agent, known, src)
-
-
-DUPLICATE_AGENT_ID = Rule(
-    code="AGT012",
-    name="duplicate-agent-id",
-    severity="warning",
-    check=check,
-    message="agent id `{agent}` is also defined by `{other}`; hosts keep only one of them",
-    hint="rename one of the files, or delete the stale copy",
-    doc="""\
-## What it does
-Flags two agent files with the same id (file name without `.agent.md` / `.md`), such as
-`.github/agents/review.agent.md` and `.claude/agents/review.md`. The finding is reported on every file
-but the one hosts look at first (`.github/agents`, then `.claude/agents`, then chat modes).
-
-## Why is this bad?
-Hosts de-duplicate agents by id, not by `name`: one file silently shadows the other, and which one wins
-differs between VS Code, the Copilot CLI and the cloud agent.
-
-## Example
-`.github/agents/review.agent.md` and `.claude/agents/review.md`, both present.
-
-Use instead:
-`.github/agents/review.agent.md` and `.claude/agents/claude-review.md`.
-
-## Fix
-Keep one file, or rename one so the ids differ. Intentional per-host copies can be suppressed.
-
-## References
-GitHub Docs, custom agents configuration: agent id and precedence; Copilot CLI agent locations.
-""",
-)
 
 
 UNKNOWN_HANDOFF_AGENT = Rule(
@@ -262,4 +211,4 @@ VS Code docs, custom agents: `agents` ("requires the agent tool").
 )
 
 
-RULES: tuple[Rule, ...] = (DUPLICATE_AGENT_ID, UNKNOWN_HANDOFF_AGENT, UNKNOWN_SUBAGENT, SUBAGENTS_WITHOUT_AGENT_TOOL)
+RULES: tuple[Rule, ...] = (UNKNOWN_HANDOFF_AGENT, UNKNOWN_SUBAGENT, SUBAGENTS_WITHOUT_AGENT_TOOL)
