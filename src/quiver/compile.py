@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from quiver import __version__
 from quiver.config import Config
+from quiver.errors import ConfigError, Position
 from quiver.jsonout import pretty
 from quiver.metatools import META_TOOLS
-from quiver.model import JSON, Location
+from quiver.model import JSON, Location, Lock
 from quiver.policy import execution_policy
 from quiver.resolve import ResolvedAgent, ResolvedTool
 from quiver.tokens import TokenCache, encoder_name, tool_payload
@@ -96,7 +97,9 @@ def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
     )
 
 
-def build_manifest(resolved: ResolvedAgent, config: Config, cache: TokenCache) -> dict[str, JSON]:
+def build_manifest(
+    resolved: ResolvedAgent, config: Config, cache: TokenCache, lock: Lock | None = None
+) -> dict[str, JSON]:
     agent = resolved.agent
     budget = budget_of(resolved, cache)
     servers = []
@@ -135,6 +138,8 @@ def build_manifest(resolved: ResolvedAgent, config: Config, cache: TokenCache) -
             server_policy=config.servers.get(item.server, {}),
             tool_policy=config.tools.get(f"{item.server}/{item.tool.name}", {}),
         )
+        if "reconcile" in policy:
+            policy["reconcile"] = pin_reconcile(policy["reconcile"], item.server, item.tool.name, lock, config)
         tools.append(
             {
                 "server": item.server,
@@ -188,6 +193,20 @@ def build_manifest(resolved: ResolvedAgent, config: Config, cache: TokenCache) -
         "budget": budget.to_json(),
     }
     return manifest
+
+
+def pin_reconcile(reconcile: JSON, server: str, tool: str, lock: Lock | None, config: Config) -> dict[str, JSON]:
+    """The reconcile table with its tool's pin from the server's locked catalog; ConfigError if not locked."""
+    name = reconcile["tool"]
+    locked = lock.servers.get(server) if lock is not None else None
+    found = next((t for t in locked.tools if t.name == name), None) if locked is not None else None
+    if found is None:
+        raise ConfigError(
+            f"reconcile tool `{name}` of `{server}/{tool}` is not in the locked catalog of `{server}`",
+            position=Position(config.path) if config.path else None,
+            hint=f"name a tool `{server}` serves, or run `quiver snapshot` if it is new",
+        )
+    return {**reconcile, "tool_sha256": found.sha256}
 
 
 def _catalog_sha(tools: list[ResolvedTool]) -> str:

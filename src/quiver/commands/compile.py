@@ -37,7 +37,7 @@ def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ())
     outputs: dict[str, str] = {}
     manifests = {}
     for item in resolved:
-        manifest = build_manifest(item, project.config, cache)
+        manifest = build_manifest(item, project.config, cache, project.lock)
         manifests[item.agent.id] = manifest
         outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:

@@ -420,6 +420,8 @@ class UpstreamManager:
         params = types.CallToolRequestParams(name=tool, arguments=dict(arguments), _meta=request_meta)
         request = types.CallToolRequest(params=params)
         for attempt in (1, 2):
+            if pin is not None and not pin:  # "" is no pin: never a match, never "unchecked"
+                raise SchemaMismatch(f"`{server}/{tool}` has no pin (an empty sha256) in the manifest; recompile")
             conn = await self._connected(server)
             if pin is not None:
                 check = await self._check(conn, tool, pin)
