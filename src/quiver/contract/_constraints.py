@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 from quiver.contract import _candidates as cand
 from quiver.contract._sample import NoSample, first_sample, property_schema, regex_sample, sample
-from quiver.contract.schema import ANY, Shape, accepted_types, branch_shapes, merge, shape_of
+from quiver.contract.schema import ANY, Shape, accepted_types, branch_shapes, merge, shape_of, without_branches
 from quiver.model import JSON
 
 if TYPE_CHECKING:
-    from quiver.contract.walk import Frame, Walker
+    from quiver.contract._change import Change, Frame
+    from quiver.contract.walk import Walker
 
 Seen = frozenset[tuple[str, str]]
 _STRING = Shape(types=frozenset({"string"}))
@@ -125,7 +126,7 @@ def pattern_properties(
     w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: Seen, parent: tuple[Shape, Shape]
 ) -> None:
     """Each pattern of `b`: an undeclared key matching it must still accept what `a` accepted there."""
-    from quiver.contract.walk import Frame
+    from quiver.contract._change import Frame
 
     for pattern, schema in b.pattern_properties.items():
         key = regex_sample(pattern)
@@ -150,6 +151,44 @@ def overlap(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
             return [*first_sample((merge(a, both),), w.a), *first_sample((both,), w.b)]
 
         w.emit("composition", "overlap", frames, candidates, _SPECULATIVE, value=f"{i} and #{j}")
+
+
+def composition(
+    w: Walker, a: Shape, parts: tuple[Shape, ...], b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]
+) -> None:
+    """Each alternative of `a` must fit some branch of `b` (beyond what `b`'s own keywords already said)."""
+    base, b_parts = without_branches(b), branch_shapes(b, w.b)
+    for index, part in enumerate(parts):
+        known = {change.key for change in w.probe(part, base, frames, seen)}
+        probes = [[c for c in w.probe(part, other, frames, seen) if c.key not in known] for other in b_parts]
+        if any(not found for found in probes):
+            continue
+        partner = _partner(index, part, parts, b_parts)
+        if partner is not None:
+            w.plain(part, b_parts[partner], frames, seen)
+            continue
+
+        def candidates(part: Shape = part, probes: list[list[Change]] = probes) -> list[JSON]:
+            return [*w.base(part, base), *(c for found in probes for ch in found for c in ch.candidates)]
+
+        w.emit(
+            "composition",
+            "branch-removed" if a.branches else "added",
+            frames,
+            candidates,
+            keyword=b.branch_kind or "anyOf",
+            value=str(index),
+        )
+
+
+def _partner(index: int, part: Shape, parts: tuple[Shape, ...], others: tuple[Shape, ...]) -> int | None:
+    """The branch of `others` that `part` most likely became: the same index when both have as many
+    alternatives, else the only one with the same types."""
+    if len(parts) == len(others) > 1:
+        return index
+    kinds = accepted_types(part)
+    same = [i for i, other in enumerate(others) if accepted_types(other) == kinds]
+    return same[0] if len(same) == 1 else None
 
 
 def _plain(shape: Shape) -> Shape:

@@ -15,10 +15,11 @@ from typing import Literal
 
 from quiver.contract import _rules_gaps as gap_rules
 from quiver.contract import _rules_tool as tool_rules
+from quiver.contract._change import Change
+from quiver.contract.document import Document
 from quiver.contract.rules import rule_for
-from quiver.contract.schema import Document
 from quiver.contract.taxonomy import WIDER, UnknownCell
-from quiver.contract.walk import Change, Walker
+from quiver.contract.walk import Walker
 from quiver.contract.witness import Checker, build_witness
 from quiver.errors import InputError
 from quiver.model import JSON, SEVERITY_ORDER, Finding, Location, canonical_json

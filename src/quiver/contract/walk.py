@@ -7,19 +7,20 @@ that are not about validity (a property added or no longer listed, a default or 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 
 from quiver.contract import _candidates as cand
 from quiver.contract import _constraints as rules_of
-from quiver.contract._keywords import bound_text, keywords_accept, lower_bound, stricter, upper_bound
-from quiver.contract._regex_lang import counterexample
-from quiver.contract._sample import NoSample, first_sample, property_schema, sample, string_ok
+from quiver.contract import _scalars as scalars
+from quiver.contract._change import Change, Frame, render_path
+from quiver.contract._keywords import keywords_accept
+from quiver.contract._sample import NoSample, first_sample, property_schema, sample
+from quiver.contract.document import Document
 from quiver.contract.schema import (
     ANY,
     TYPES,
-    Document,
     Shape,
     accepted_types,
     branch_shapes,
@@ -37,48 +38,6 @@ from quiver.model import JSON
 
 MAX_DEPTH = 64  # nesting levels compared; a deeper part is reported as not compared, never skipped silently
 EXTRA_KEY = "quiver_extra"  # the undeclared property a witness sends to a closed object
-
-Segment = tuple[str, str | int | None]  # ("prop", name) | ("item", index or None) | ("extra", name)
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One step down from a parent node: the segment, and the parent's shapes to sample siblings from."""
-
-    segment: Segment
-    parent: Shape  # a and b together: siblings valid on both sides
-    fallback: Shape  # a alone
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One difference. `action` reads from a to b ("narrowed": b accepts less); values fill messages.
-
-    Flags: "declaration" (not about validity: reported once, without a witness), "speculative" (a candidate
-    change, such as overlapping `oneOf` branches, dropped unless a witness confirms it)."""
-
-    kind: Kind
-    action: Action
-    path: str
-    frames: tuple[Frame, ...]
-    values: Mapping[str, str]
-    candidates: tuple[JSON, ...] = ()
-    flags: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def key(self) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
-        return (self.kind, self.action, self.path, tuple(sorted(self.values.items())))
-
-
-def render_path(root: str, frames: Iterable[Frame]) -> str:
-    text = ""
-    for frame in frames:
-        kind, key = frame.segment
-        if kind == "item":
-            text += "[]" if key is None else f"[{key}]"
-        else:
-            text += ("." if text else "") + (str(key) if kind == "prop" else "*")
-    return text or root
 
 
 class Walker:
@@ -132,42 +91,15 @@ class Walker:
         parts = branch_shapes(a, self.a) if a.branches else (a,)
         if not b.branches:
             for part in parts:
-                self._plain(part, b, frames, seen)
+                self.plain(part, b, frames, seen)
             return
         # b's own keywords first (a property declared in a branch of b is not gone), then its alternatives
         declared = frozenset(name for branch in branch_shapes(b, self.b) for name in branch.properties)
         for part in parts:
-            self._plain(part, without_branches(b), frames, seen, declared)
-        self._composition(a, parts, b, frames, seen)
+            self.plain(part, without_branches(b), frames, seen, declared)
+        rules_of.composition(self, a, parts, b, frames, seen)
         if b.branch_kind == "oneOf" and not (a.branch_kind == "oneOf" and a.branches == b.branches):
             rules_of.overlap(self, a, b, frames)
-
-    def _composition(
-        self, a: Shape, parts: tuple[Shape, ...], b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]
-    ) -> None:
-        """Each alternative of `a` must fit some branch of `b` (beyond what `b`'s own keywords already said)."""
-        base, b_parts = without_branches(b), branch_shapes(b, self.b)
-        for index, part in enumerate(parts):
-            known = {change.key for change in self.probe(part, base, frames, seen)}
-            probes = [[c for c in self.probe(part, other, frames, seen) if c.key not in known] for other in b_parts]
-            if any(not found for found in probes):
-                continue
-            partner = _partner(index, part, parts, b_parts)
-            if partner is not None:
-                self._plain(part, b_parts[partner], frames, seen)
-                continue
-
-            def candidates(part: Shape = part, probes: list[list[Change]] = probes) -> list[JSON]:
-                return [*self.base(part, base), *(c for found in probes for ch in found for c in ch.candidates)]
-
-            self.emit(
-                "composition",
-                "branch-removed" if a.branches else "added",
-                frames,
-                candidates,
-                keyword=b.branch_kind or "anyOf",
-                value=str(index),
-            )
 
     def probe(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> list[Change]:
         """The changes between `a` and `b` at `frames`, without reporting them."""
@@ -183,7 +115,7 @@ class Walker:
         child._shapes(b, a, frames, seen)
         return child.changes
 
-    def _plain(
+    def plain(
         self,
         a: Shape,
         b: Shape,
@@ -207,7 +139,7 @@ class Walker:
         if ta is not None and "integer" not in ta and "number" not in ta:
             common -= {"integer"}
         if b.enum is not None:
-            self._enum(a, b, frames)
+            scalars.enum(self, a, b, frames)
         if b.excluded:
             rules_of.excluded(self, a, b, frames, seen)
         if b.conditions:
@@ -218,9 +150,9 @@ class Walker:
             if not listed_values:
                 return
         if common & {"integer", "number"}:
-            self._numbers(a, b, frames, listed_values, integer="number" not in common)
+            scalars.numbers(self, a, b, frames, listed_values, integer="number" not in common)
         if "string" in common:
-            self._strings(a, b, frames, listed_values)
+            scalars.strings(self, a, b, frames, listed_values)
         if a.enum is not None:
             return
         if "array" in common:
@@ -230,99 +162,10 @@ class Walker:
 
     # -- keyword families --------------------------------------------------------------------------
 
-    def _enum(self, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
-        allowed = b.enum or ()
-        keys = {value_key(v) for v in allowed}
-        if a.enum is None:
-            self.emit(
-                "enum",
-                "added",
-                frames,
-                lambda: cand.outside_enum(a, allowed, self.a, self.base(a, ANY)),
-                a="any",
-                b=show(list(allowed)),
-            )
-        elif a.const and b.const and value_key(a.enum[0]) not in keys:
-            value = a.enum[0]
-            self.emit("const", "changed", frames, lambda: [value], a=show(value), b=show(allowed[0]))
-        else:
-            for value in a.enum:
-                if type_allows(a.types, value) and type_allows(b.types, value) and value_key(value) not in keys:
-                    self.emit("enum", "value-removed", frames, partial(list, (value,)), value=show(value))
-
-    def _numbers(self, a: Shape, b: Shape, frames: tuple[Frame, ...], listed: list[JSON], *, integer: bool) -> None:
-        def pool() -> list[JSON]:
-            return [*listed, *cand.numbers(a, b, integer=integer)]
-
-        for side, keyword in ((lower_bound, "minimum"), (upper_bound, "maximum")):
-            old, new = side(a, integer), side(b, integer)
-            if stricter(new, old, lower=keyword == "minimum"):
-                name = ("exclusiveM" + keyword[1:]) if new[1] else keyword
-                self.emit(
-                    "bound",
-                    "tightened",
-                    frames,
-                    pool,
-                    keyword=name,
-                    a=bound_text(old, keyword),
-                    b=bound_text(new, keyword),
-                )
-        step_a, step_b = a.numeric.get("multipleOf"), b.numeric.get("multipleOf")
-        if step_b and not (step_a and float(step_a / step_b).is_integer()):
-            self.emit(
-                "bound",
-                "tightened",
-                frames,
-                pool,
-                keyword="multipleOf",
-                a=show(step_a) if step_a else "none",
-                b=show(step_b),
-            )
-
-    def _strings(self, a: Shape, b: Shape, frames: tuple[Frame, ...], listed: list[JSON]) -> None:
-        def make(rejects: Callable[[str], bool], first: tuple[str, ...] = ()) -> Callable[[], list[JSON]]:
-            return lambda: [*first, *listed, *cand.strings(a, b, rejects, self.a, self.base(a, b))]
-
-        self._lengths(a, b, frames, "Length", make(lambda s: not string_ok(replace(b, patterns=()), s)))
-        for pattern in b.patterns:
-            if pattern not in a.patterns:
-                proofs = [counterexample(old, pattern) for old in a.patterns]
-                if any(proof[0] for proof in proofs):
-                    continue  # an old pattern's language is inside the new one's: proven safe
-                found = tuple(text for _, text in proofs if text is not None)
-                self.emit(
-                    "pattern",
-                    "changed" if a.patterns else "added",
-                    frames,
-                    make(cand.pattern_rejects(pattern), found),
-                    a=a.patterns[0] if a.patterns else "none",
-                    b=pattern,
-                )
-        if b.format and b.format != a.format:
-            self.emit(
-                "format",
-                "changed" if a.format else "added",
-                frames,
-                make(lambda s: True),
-                a=a.format or "none",
-                b=b.format,
-            )
-
-    def _lengths(
-        self, a: Shape, b: Shape, frames: tuple[Frame, ...], noun: str, pool: Callable[[], list[JSON]]
-    ) -> None:
-        for key in (f"min{noun}", f"max{noun}"):
-            old, new = a.lengths.get(key), b.lengths.get(key)
-            low = key.startswith("min")
-            if new is not None and (old is None or (new > old if low else new < old)):
-                self.emit(
-                    "bound", "tightened", frames, pool, keyword=key, a="none" if old is None else str(old), b=str(new)
-                )
-
     def _array(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> None:
         limits = (b.lengths.get("minItems"), b.lengths.get("maxItems"))
         sizes = [n + d for n in limits if n is not None for d in (-1, 1)]
-        self._lengths(a, b, frames, "Items", lambda: cand.arrays(a, sizes, self.a, self.base(a, b)))
+        scalars.lengths(self, a, b, frames, "Items", lambda: cand.arrays(a, sizes, self.a, self.base(a, b)))
         if b.unique and not a.unique:
             self.emit(
                 "bound",
@@ -395,7 +238,9 @@ class Walker:
         self._additional(a, b, frames, seen, parent)
         rules_of.pattern_properties(self, a, b, frames, seen, parent)
         rules_of.property_names(self, a, b, frames, seen)
-        self._lengths(a, b, frames, "Properties", lambda: [*self.base(a, ANY), *self.everything(a, b, extra=True)])
+        scalars.lengths(
+            self, a, b, frames, "Properties", lambda: [*self.base(a, ANY), *self.everything(a, b, extra=True)]
+        )
         for name, needs in b.dependent_required.items():
             missing = [n for n in needs if n not in a.dependent_required.get(name, ()) and n not in a.required]
             if missing and not _closed(a, name):
@@ -522,16 +367,6 @@ _DECLARATION = frozenset({"declaration"})
 def _closed(shape: Shape, name: str) -> bool:
     """True when `shape` rejects property `name` whatever its value."""
     return name not in shape.properties and property_schema(shape, name) is False
-
-
-def _partner(index: int, part: Shape, parts: tuple[Shape, ...], others: tuple[Shape, ...]) -> int | None:
-    """The branch of `others` that `part` most likely became: the same index when both have as many
-    alternatives, else the only one with the same types."""
-    if len(parts) == len(others) > 1:
-        return index
-    kinds = accepted_types(part)
-    same = [i for i, other in enumerate(others) if accepted_types(other) == kinds]
-    return same[0] if len(same) == 1 else None
 
 
 def _similar(a: str, b: str) -> bool:

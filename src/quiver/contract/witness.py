@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from quiver.contract._change import Change, Frame
 from quiver.contract._sample import NoSample, first_sample, sample_schema
-from quiver.contract.schema import Document
-from quiver.contract.walk import Change, Frame
+from quiver.contract.document import Document
 from quiver.model import JSON
 
 MAX_TRIES = 96
