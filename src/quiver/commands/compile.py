@@ -29,8 +29,10 @@ class CompileResult:
 
 
 def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ()) -> CompileResult:
-    """Everything compile would write, in memory."""
-    project = load_project(root)
+    """Everything compile would write, in memory: nothing when a project-wide input is broken."""
+    project = load_project(root, collect=True)
+    if project.blocking:
+        return CompileResult(project, (), {}, (), project.errors)
     resolved = tuple(resolve_project(project))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
