@@ -49,7 +49,7 @@ def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ())
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
-    findings = [*project_findings(project)]
+    findings = [*project_findings(project, resolved)]
     for item in resolved:
         findings.extend(item.findings)
     return CompileResult(project, resolved, outputs, tuple(findings), project.errors)
