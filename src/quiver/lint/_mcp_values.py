@@ -279,10 +279,10 @@ class _Checker:
             snippet = found if len(found) <= 60 else found[:57] + "..."
             yield self.finding(DOWNLOAD_PIPED_TO_SHELL, self.at(field, None, ""), snippet=snippet)
             return
-        snippet = remote_package(self.command, args)
-        if snippet is not None:
-            remote = snippet.rsplit(" ", 1)[-1].partition("=")[2] or snippet.rsplit(" ", 1)[-1]
-            yield self.finding(DOWNLOAD_PIPED_TO_SHELL, self.at("args", None, remote), snippet=snippet)
+        launched = remote_package(self.command, args)
+        if launched is not None:
+            remote = launched.rsplit(" ", 1)[-1].partition("=")[2] or launched.rsplit(" ", 1)[-1]
+            yield self.finding(DOWNLOAD_PIPED_TO_SHELL, self.at("args", None, remote), snippet=launched)
 
 
 def check_entry(entry: Entry, src: Sources) -> Iterator[Finding]:
