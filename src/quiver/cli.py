@@ -24,7 +24,8 @@ class QuiverGroup(click.Group):
         try:
             return super().invoke(ctx)
         except QuiverError as exc:
-            click.echo(f"error: {exc.one_line()}", err=True)
+            for line in exc.lines():
+                click.echo(f"error: {line}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -61,6 +62,7 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
     from quiver.commands import compile as cmd
     from quiver.compile import budget_of
+    from quiver.config import unknown_key_warnings
     from quiver.report.budget import budget_table
     from quiver.report.lines import finding_line
     from quiver.tokens import TokenCache
@@ -68,10 +70,14 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
     root = _root(project)
     result = cmd.build(root, out=out, emit_hosts=emit_hosts)
     out_dir = out or result.project.config.out
+    for line in unknown_key_warnings(result.project.config):
+        click.echo(line, err=True)
     for finding in result.findings:
         click.echo(finding_line(finding), err=True)
     for error in result.errors:
         click.echo(f"error: {error.one_line()}", err=True)
+    if result.project.blocking:
+        sys.exit(2)  # nothing is written while a project-wide input is broken
     if check:
         stale = cmd.stale_outputs(root, result, out_dir)
         for rel in stale:
@@ -141,7 +147,7 @@ def snapshot_command(
 
 @cli.command("lint")
 @project_option
-@click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--select", "select", multiple=True, help="Rule ids, prefixes or names to check (repeatable, or comma list)."
 )
@@ -157,7 +163,7 @@ def snapshot_command(
 )
 @click.option("--update-baseline", is_flag=True, help="Write every current finding to --baseline and exit 0.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
-@click.option("--changed-only", is_flag=True, help="github format: only lines changed against --base.")
+@click.option("--changed-only", is_flag=True, help="Only findings on lines changed against --base.")
 @click.option("--base", default=None, help="Git ref for --changed-only (default: merge-base with the default branch).")
 @output_option
 def lint_command(

@@ -15,14 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quiver.builtins import builtin_alias, is_toolset, is_vscode_tool, known_names
+from quiver.builtins import builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
 from quiver.config import Config
 from quiver.lint import references as R
 from quiver.model import Agent, Finding, Load, Location, Lock, LockedTool, Server, ToolRef
 from quiver.names import assign_names
 from quiver.project import HOST_SERVERS, Project, apply_overlay
 from quiver.rules import Rule
-from quiver.suggest import did_you_mean
+from quiver.suggest import closest, did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,7 @@ class ResolvedAgent:
     tool_search: ToolSearch
     host_servers: tuple[str, ...]  # host-provided servers referenced whose catalog is unknown
     findings: tuple[Finding, ...]
+    unknown_catalogs: tuple[str, ...] = ()  # configured servers it refers to that the lock does not list
 
     def tool(self, server: str, name: str) -> ResolvedTool | None:
         for item in self.tools:
@@ -116,7 +117,8 @@ class _Selector:
         self.selected: dict[tuple[str, str], tuple[LockedTool, Location, bool]] = {}
         self.builtins: dict[str, ResolvedBuiltin] = {}
         self.unknown_catalogs: set[str] = set()
-        self.host: set[str] = set()
+        self.host: dict[str, list[ToolRef]] = {}
+        self.unverified: list[tuple[ToolRef, str]] = []  # what only the host can resolve, and why
         self.findings: list[Finding] = []
 
     def add(self, tool: LockedTool, via: Location, named: bool) -> None:
@@ -152,7 +154,7 @@ class _Selector:
         alias = builtin_alias(text)
         if alias is not None:
             self.builtin(ref, alias, "alias")
-        elif is_vscode_tool(text):
+        elif is_vscode_tool(text) or is_toolset(text):
             self.builtin(ref, text, "vscode")
         elif text in self.visible:
             self.add_server(text, ref.location)
@@ -175,26 +177,29 @@ class _Selector:
                 R.UNKNOWN_TOOL_REFERENCE,
                 ref,
                 ref=ref.text,
-                suggestion=_suggest(ref.text, (f"{prefix}/{t.name}" for t in catalog)),
+                suggestion=did_you_mean(
+                    ref.text,
+                    (f"{prefix}/{t.name}" for t in catalog),
+                    f"the lock lists no such tool of `{prefix}`; run `quiver snapshot --server {prefix}` if it changed",
+                ),
             )
         elif prefix in HOST_SERVERS:
             self.host_reference(ref, prefix)
         elif is_toolset(prefix):
             self.builtin(ref, f"{prefix}/{rest}", "qualified")
+            if not is_vscode_set_tool(prefix, rest) and rest != "*":
+                self.unverified.append((ref, f"not a VS Code `{prefix}` tool quiver knows"))
         elif "." in prefix:
             self.builtin(ref, f"{prefix}/{rest}", "extension")
+            self.unverified.append((ref, "an extension tool, or a server no MCP config here defines"))
+        elif guess := closest(prefix, self.visible):
+            hint = f"did you mean `{guess}`?"
+            self.finding(R.UNKNOWN_SERVER_REFERENCE, ref, ref=ref.text, server=prefix, suggestion=hint)
         else:
-            self.finding(
-                R.UNKNOWN_SERVER_REFERENCE,
-                ref,
-                ref=ref.text,
-                server=prefix,
-                suggestion=_suggest(prefix, (*self.visible, *HOST_SERVERS)),
-            )
+            self.unverified.append((ref, f"no MCP config here defines server `{prefix}`"))
 
     def host_reference(self, ref: ToolRef, server: str) -> None:
-        self.host.add(server)
-        self.finding(R.HOST_SERVER_NOT_SNAPSHOTTED, ref, ref=ref.text, server=server, host=HOST_SERVERS[server])
+        self.host.setdefault(server, []).append(ref)
 
     def bare(self, ref: ToolRef, text: str) -> None:
         owners = sorted(
@@ -205,9 +210,29 @@ class _Selector:
         elif owners:
             servers = ", ".join(f"`{name}`" for name, _ in owners)
             self.finding(R.AMBIGUOUS_TOOL_REFERENCE, ref, ref=text, servers=servers, example=f"{owners[0][0]}/{text}")
+        elif guess := closest(text, [*self.visible, *(t.name for c in self.catalogs.values() for t in c or ())]):
+            self.finding(R.UNKNOWN_TOOL_REFERENCE, ref, ref=text, suggestion=f"did you mean `{guess}`?")
         else:
-            choices = [*known_names(), *(t.name for c in self.catalogs.values() for t in c or ())]
-            self.finding(R.UNKNOWN_TOOL_REFERENCE, ref, ref=text, suggestion=_suggest(text, choices))
+            near = closest(text, known_names(), minimum=0.85)
+            why = f"not a built-in; did you mean `{near}`?" if near else "no built-in, MCP config or lock here has it"
+            self.unverified.append((ref, why))
+
+    def host_findings(self) -> None:
+        """One AGT011 per host-provided server, listing every reference to it."""
+        for server in sorted(self.host):
+            refs = self.host[server]
+            listed = ", ".join(f"`{r.text}`" for r in refs)
+            self.finding(R.HOST_SERVER_NOT_SNAPSHOTTED, refs[0], refs=listed, server=server, host=HOST_SERVERS[server])
+
+    def unverified_finding(self) -> None:
+        """One AGT022 per agent naming every reference quiver cannot check, and why."""
+        by_reason: dict[str, list[str]] = {}
+        for ref, why in self.unverified:
+            by_reason.setdefault(why, []).append(f"`{ref.text}`")
+        if by_reason:
+            items = "; ".join(f"{', '.join(refs)} ({why})" for why, refs in by_reason.items())
+            count = len(self.unverified)
+            self.finding(R.UNVERIFIABLE_REFERENCES, self.unverified[0][0], count=count, items=items)
 
 
 def resolve_agent(
@@ -218,11 +243,8 @@ def resolve_agent(
     refs = agent.tools if agent.tools is not None else (ToolRef("*", agent.key_locations.get("tools", agent.location)),)
     for ref in refs:
         selector.reference(ref)
-    for name in sorted(selector.unknown_catalogs):
-        if visible[name].dialect != "host":
-            selector.findings.append(
-                R.SERVER_NOT_SNAPSHOTTED.finding(location=visible[name].location, agent=agent.id, server=name)
-            )
+    selector.host_findings()
+    selector.unverified_finding()
 
     count = len(selector.selected)
     search = _tool_search(agent, count, config, visible, selector.selected)
@@ -246,6 +268,7 @@ def resolve_agent(
         tool_search=search,
         host_servers=tuple(sorted(selector.host)),
         findings=tuple(selector.findings),
+        unknown_catalogs=tuple(sorted(n for n in selector.unknown_catalogs if visible[n].dialect != "host")),
     )
 
 
@@ -331,9 +354,18 @@ def resolve_project(project: Project) -> list[ResolvedAgent]:
     return [resolve_agent(a, project.servers, project.lock, project.config) for a in project.agents]
 
 
-def project_findings(project: Project) -> list[Finding]:
-    """Findings about project-level servers, reported once rather than per agent."""
+def project_findings(project: Project, resolved: Sequence[ResolvedAgent] = ()) -> list[Finding]:
+    """Findings about servers, reported once rather than per agent: MCP012 lists the agents it concerns."""
     out: list[Finding] = []
+    users: dict[tuple[str, Location], list[str]] = {}
+    for item in resolved:
+        for name in item.unknown_catalogs:
+            server = next(s for s in item.servers if s.name == name)
+            users.setdefault((name, server.location), []).append(item.agent.id)
+    for (name, where), agents in sorted(users.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        shown = ", ".join(f"`{a}`" for a in agents[:5]) + (f" and {len(agents) - 5} more" if len(agents) > 5 else "")
+        label = f"agent {shown}" if len(agents) == 1 else f"{len(agents)} agents: {shown}"
+        out.append(R.SERVER_NOT_SNAPSHOTTED.finding(location=where, server=name, agents=label))
     lock = project.lock
     for name in sorted(project.servers):
         server = project.servers[name]
@@ -353,4 +385,3 @@ def project_findings(project: Project) -> list[Finding]:
                         )
                     )
     return out
-

@@ -121,11 +121,11 @@ class TokenCache:
     def save(self) -> None:
         if self.path is None or not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
             return
-        from quiver.sources.files import write_atomic
+        from quiver.sources.files import write_cache
 
         data = {"encoder": encoder_name(), "counts": dict(sorted(self._data.items()))}
         try:
-            write_atomic(self.path, json.dumps(data, separators=(",", ":")) + "\n")
+            write_cache(self.path, json.dumps(data, separators=(",", ":")) + "\n")
         except OSError:
             return  # a cache that cannot be written only costs time
         self.dirty = False

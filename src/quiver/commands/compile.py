@@ -29,8 +29,10 @@ class CompileResult:
 
 
 def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ()) -> CompileResult:
-    """Everything compile would write, in memory."""
-    project = load_project(root)
+    """Everything compile would write, in memory: nothing when a project-wide input is broken."""
+    project = load_project(root, collect=True)
+    if project.blocking:
+        return CompileResult(project, (), {}, (), project.errors)
     resolved = tuple(resolve_project(project))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
@@ -47,7 +49,7 @@ def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ())
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
-    findings = [*project_findings(project)]
+    findings = [*project_findings(project, resolved)]
     for item in resolved:
         findings.extend(item.findings)
     return CompileResult(project, resolved, outputs, tuple(findings), project.errors)

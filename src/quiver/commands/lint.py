@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
@@ -10,6 +10,7 @@ import click
 from quiver.lint.engine import at_or_above, render_baseline
 from quiver.lint.registry import rule_table
 from quiver.lint.run import run as lint
+from quiver.model import Finding
 from quiver.report.render import ReportContext, render
 from quiver.sources.files import write_atomic
 
@@ -48,10 +49,12 @@ def run(
             click.echo(f"fixed {fixed} finding(s)", err=True)
             outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
     changed = None
+    findings = outcome.findings
     if changed_only:
         from quiver.report.changes import changed_lines
 
         changed = changed_lines(root, base)
+        findings = tuple(f for f in findings if _on_changed_line(f, changed))
     ctx = ReportContext(
         tool="lint",
         rules=rule_table(),
@@ -60,9 +63,20 @@ def run(
         changed_lines=changed,
         summary={"suppressed": outcome.suppressed, "baselined": outcome.baselined},
     )
-    text = render(outcome.findings, fmt, ctx)
+    text = render(findings, fmt, ctx)
     if output is not None:
         write_atomic(output, text)
     else:
         click.echo(text, nl=False)
-    return 1 if at_or_above(outcome.findings, fail_on) else 0
+    if outcome.project.errors:
+        return 2  # an input file could not be read: its findings above name each one
+    return 1 if at_or_above(findings, fail_on) else 0
+
+
+def _on_changed_line(finding: Finding, changed: Mapping[str, frozenset[int]]) -> bool:
+    """`--changed-only`, for every format: a finding on a changed line, or on a changed file as a whole."""
+    loc = finding.location
+    if loc is None or loc.file not in changed:
+        return False
+    span = range(loc.line, max(loc.line, loc.end_line) + 1)
+    return loc.line <= 0 or any(n in changed[loc.file] for n in span)

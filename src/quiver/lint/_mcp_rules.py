@@ -218,8 +218,10 @@ DOWNLOAD_PIPED_TO_SHELL = Rule(
 Flags a server whose start-up command runs code fetched from the network. In `command` and `args`:
 a download piped into a shell
 or interpreter (`curl ... | sh`, `wget -qO- ... | python`, `iwr ... | iex`), a shell fed by command or
-process substitution (`bash -c "$(curl ...)"`, `bash <(curl ...)`), or a package runner given a URL
-(`npx https://...`, `npx git+https://...`).
+process substitution (`bash -c "$(curl ...)"`, `bash <(curl ...)`), or a launcher whose package is a
+URL (`npx https://...`, `uvx --from git+https://...`, `pipx run --spec https://...`, `bunx https://...`).
+A URL after a named package is that package's argument, not code being fetched: `npx -y mcp-remote
+https://mcp.example.com/sse` runs the `mcp-remote` package and is not reported.
 
 ## Why is this bad?
 Whatever the URL serves at that moment runs with the agent's credentials, on every start: one

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from quiver.config import unknown_key_hint
 from quiver.lint.engine import LintContext
 from quiver.model import Finding, Location
 from quiver.rules import Rule
@@ -44,11 +45,13 @@ UNREADABLE_FILE = Rule(
     hint="{advice}",
     doc="""\
 ## What it does
-Reports an agent file that could not be read at all: malformed YAML, a duplicate key, an alias bomb,
-a file over 5 MB or not UTF-8.
+Reports an input file that could not be read at all: an agent file, an MCP config, the lock file or
+the quiver config with malformed YAML/JSON/TOML, a duplicate key, an alias bomb, a file over 5 MB or
+not UTF-8. Every other file is still checked, and `quiver lint` exits 2.
 
 ## Why is this bad?
-The host will skip or misread the agent; none of quiver's other checks can run on it.
+The host will skip or misread the file; none of quiver's other checks can run on it, and a broken
+MCP config or lock hides the servers and tools the agents refer to.
 
 ## Example
 ```yaml
@@ -67,7 +70,39 @@ YAML 1.2 specification.
 """,
 )
 
-RULES = (UNUSED_SUPPRESSION, UNREADABLE_FILE)
+UNKNOWN_CONFIG_KEY = Rule(
+    code="QVR003",
+    name="unknown-config-key",
+    severity="error",
+    message="unknown key `{key}` in the quiver config",
+    hint="{suggestion}",
+    doc="""\
+## What it does
+Flags a key of `quiver.toml` or `[tool.quiver]` that quiver does not know.
+
+## Why is this bad?
+quiver ignores it, so the setting the author meant (often a misspelt one) silently keeps its default.
+
+## Example
+```toml
+[tool.quiver]
+treshold = 10
+```
+Use instead:
+```toml
+[tool.quiver]
+threshold = 10
+```
+
+## Fix
+Use the key the hint proposes, or remove it. `quiver compile` reports the same key as a warning.
+
+## References
+README, configuration.
+""",
+)
+
+RULES = (UNUSED_SUPPRESSION, UNREADABLE_FILE, UNKNOWN_CONFIG_KEY)
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
@@ -75,3 +110,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         pos = error.position
         location = Location(pos.file, pos.line, pos.column) if pos else None
         yield UNREADABLE_FILE.finding(location=location, reason=error.message, advice=error.hint or "fix the file")
+    config = ctx.project.config
+    for key, line, column in config.unknown_keys:
+        location = Location(config.path or "quiver.toml", line, column)
+        yield UNKNOWN_CONFIG_KEY.finding(location=location, key=key, suggestion=unknown_key_hint(key))

@@ -12,8 +12,10 @@ UNKNOWN_TOOL_REFERENCE = Rule(
     hint="{suggestion}",
     doc="""\
 ## What it does
-Flags an entry of an agent's `tools` that names no built-in alias, no VS Code tool and no tool of any
-MCP server the agent can see.
+Flags an entry of an agent's `tools` that quiver can prove wrong: `server/tool` where the lock lists
+`server`'s tools and `tool` is not one of them, or a bare name close to a tool or server of the MCP
+configs and lock quiver reads. A name quiver cannot check (a server configured outside the repository,
+an extension tool) is AGT022 instead.
 
 ## Why is this bad?
 Hosts silently ignore tools they do not know, so the agent runs without a tool its prompt relies on.
@@ -29,8 +31,8 @@ tools: ["github/search_issues"]
 ```
 
 ## Fix
-The hint proposes the closest known name (by edit distance). It is wrong when the tool comes from a
-server that is not configured in this repository: add that server's config, or snapshot it.
+The hint proposes the closest known name (by edit distance). When the server changed, re-run
+`quiver snapshot --server NAME`.
 
 ## Options
 `mcp_configs` adds config files; `lock` names the lock file that lists each server's tools.
@@ -79,7 +81,8 @@ UNKNOWN_SERVER_REFERENCE = Rule(
     doc="""\
 ## What it does
 Flags a `server/tool` or `server/*` reference whose server is neither configured (project configs or
-the agent's own `mcp-servers`) nor a host built-in server.
+the agent's own `mcp-servers`) nor a host built-in server, when its name is close to one that is: a
+typo. A server no config here defines and that resembles none is AGT022 (only the host can resolve it).
 
 ## Why is this bad?
 The host has no such server, so every tool the reference was meant to bring is missing.
@@ -106,12 +109,12 @@ HOST_SERVER_NOT_SNAPSHOTTED = Rule(
     code="AGT011",
     name="host-server-not-snapshotted",
     severity="info",
-    message="`{ref}` refers to host-provided server `{server}` ({host}); its catalog is unknown",
+    message="host-provided server `{server}` ({host}) has no catalog in the lock; not checked: {refs}",
     hint="snapshot it (`quiver snapshot --import ... --server {server}`) to count its tokens",
     doc="""\
 ## What it does
-Notes a reference to a server the host provides itself (Copilot's `github`, `playwright`, ...) when
-the lock file has no catalog for it.
+Notes, once per agent and server, the references to a server the host provides itself (Copilot's
+`github`, `playwright`, ...) when the lock file has no catalog for it.
 
 ## Why is this bad?
 quiver cannot count the tokens those tools cost or check that the named tools exist.
@@ -126,6 +129,38 @@ Import the server's tool list into the lock file with `quiver snapshot --import`
 
 ## References
 DESIGN §3, host built-in servers.
+""",
+)
+
+UNVERIFIABLE_REFERENCES = Rule(
+    code="AGT022",
+    name="unverifiable-tool-references",
+    severity="info",
+    message="quiver cannot check {count} tool reference(s), only the host can resolve them: {items}",
+    hint="to check them, define their servers in `.vscode/mcp.json` or `.mcp.json` and run `quiver snapshot`",
+    doc="""\
+## What it does
+Notes, once per agent, every entry of `tools` that quiver cannot check and why: a server no MCP config
+of the repository defines (users often configure servers in their own VS Code or Copilot settings),
+an extension tool (`publisher.extension/tool`), a VS Code tool newer than quiver's list, or a bare name
+that is no built-in and no tool of a config or lock quiver reads.
+
+## Why is this bad?
+It is not wrong, only unchecked: a typo in one of these names goes unnoticed, and their tokens are not
+counted in the budget.
+
+## Example
+```yaml
+tools: ["search", "azure-mcp/*", "ms-python.python/getPythonEnvironmentInfo"]
+```
+
+## Fix
+Add the servers to `.vscode/mcp.json` or `.mcp.json` and run `quiver snapshot` (or `--import` a
+tools/list response): quiver then checks each name and reports a typo as an error. Extension tools are
+known only to VS Code.
+
+## References
+GitHub Docs, custom agents configuration: tool names; VS Code docs, chat tools.
 """,
 )
 
@@ -163,11 +198,12 @@ SERVER_NOT_SNAPSHOTTED = Rule(
     code="MCP012",
     name="server-not-snapshotted",
     severity="warning",
-    message="server `{server}` has no catalog in the lock file; its tools are unknown",
+    message="server `{server}` has no catalog in the lock file; the tools it gives {agents} are unknown",
     hint="run `quiver snapshot --server {server}`",
     doc="""\
 ## What it does
-Flags a configured server that an agent can see but that the lock file does not list.
+Flags, once per server definition, a configured server that agents refer to but that the lock file
+does not list, naming those agents.
 
 ## Why is this bad?
 Without the catalog quiver cannot resolve its tools, count their tokens or decide what to defer,
@@ -219,6 +255,7 @@ RULES = (
     AMBIGUOUS_TOOL_REFERENCE,
     UNKNOWN_SERVER_REFERENCE,
     HOST_SERVER_NOT_SNAPSHOTTED,
+    UNVERIFIABLE_REFERENCES,
     PRELOAD_TOOL_NOT_SERVED,
     SERVER_NOT_SNAPSHOTTED,
     ALLOW_LIST_TOOL_NOT_SERVED,

@@ -13,7 +13,7 @@ from quiver.rules import Rule, index_rules
 
 
 def _references(ctx: LintContext) -> Iterator[Finding]:
-    yield from project_findings(ctx.project)
+    yield from project_findings(ctx.project, ctx.resolved)
     for resolved in ctx.resolved:
         yield from resolved.findings
 
