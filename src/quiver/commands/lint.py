@@ -65,4 +65,6 @@ def run(
         write_atomic(output, text)
     else:
         click.echo(text, nl=False)
-    return 1 if at_or_above(outcome.findings, fail_on) else 0
+    from quiver.report.changes import in_scope
+
+    return 1 if at_or_above(in_scope(outcome.findings, changed), fail_on) else 0
