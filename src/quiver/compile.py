@@ -19,7 +19,7 @@ from quiver.resolve import ResolvedAgent, ResolvedTool
 from quiver.tokens import TokenCache, encoder_name, tool_payload
 
 MANIFEST_VERSION = 1
-EMITTERS = ("anthropic", "openai")
+EMITTERS = ("anthropic", "openai")  # host exports: quiver.host_exports
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,39 +233,3 @@ def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[s
             }
         )
     return {"manifestVersion": MANIFEST_VERSION, "generator": f"quiver {__version__}", "out": out, "agents": agents}
-
-
-def emit(manifest: Mapping[str, JSON], host: str) -> dict[str, JSON]:
-    """The same load decision as a host API `tools` array (`defer_loading` plus the host's search tool)."""
-    tools: list[JSON] = []
-    deferred = any(t["load"] == "deferred" for t in manifest["tools"])
-    if host == "anthropic":
-        if deferred:
-            tools.append({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
-        for t in manifest["tools"]:
-            d = t["definition"]
-            entry: dict[str, JSON] = {
-                "name": t["names"]["api"],
-                "input_schema": d.get("inputSchema", {"type": "object"}),
-            }
-            if d.get("description"):
-                entry["description"] = d["description"]
-            if t["load"] == "deferred":
-                entry["defer_loading"] = True
-            tools.append(entry)
-    else:
-        if deferred:
-            tools.append({"type": "tool_search"})
-        for t in manifest["tools"]:
-            d = t["definition"]
-            entry = {
-                "type": "function",
-                "name": t["names"]["api"],
-                "parameters": d.get("inputSchema", {"type": "object"}),
-            }
-            if d.get("description"):
-                entry["description"] = d["description"]
-            if t["load"] == "deferred":
-                entry["defer_loading"] = True
-            tools.append(entry)
-    return {"agent": manifest["agent"]["id"], "host": host, "tools": tools}

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from quiver.compile import build_index, build_manifest, emit, render_json
+from quiver.compile import build_index, build_manifest, render_json
 from quiver.errors import QuiverError
+from quiver.host_exports import emit
 from quiver.model import JSON, Finding
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, project_findings, resolve_project
@@ -43,7 +44,7 @@ def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ())
         manifests[item.agent.id] = manifest
         outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:
-            outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host))
+            outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host, cache))
     index = build_index(manifests, out_dir)
     _check_schema(manifests, index)
     if manifests or not project.errors:

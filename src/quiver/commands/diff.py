@@ -151,4 +151,6 @@ def run(
         write_atomic(output, text)
     else:
         click.echo(text, nl=False)
-    return 1 if at_or_above(kept, fail_on) else 0
+    from quiver.report.changes import in_scope
+
+    return 1 if at_or_above(in_scope(kept, changed), fail_on) else 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -10,7 +10,6 @@ import click
 from quiver.lint.engine import at_or_above, render_baseline
 from quiver.lint.registry import rule_table
 from quiver.lint.run import run as lint
-from quiver.model import Finding
 from quiver.report.render import ReportContext, render
 from quiver.sources.files import write_atomic
 
@@ -51,10 +50,10 @@ def run(
     changed = None
     findings = outcome.findings
     if changed_only:
-        from quiver.report.changes import changed_lines
+        from quiver.report.changes import changed_lines, in_scope
 
         changed = changed_lines(root, base)
-        findings = tuple(f for f in findings if _on_changed_line(f, changed))
+        findings = tuple(in_scope(findings, changed))
     ctx = ReportContext(
         tool="lint",
         rules=rule_table(),
@@ -71,12 +70,3 @@ def run(
     if outcome.project.errors:
         return 2  # an input file could not be read: its findings above name each one
     return 1 if at_or_above(findings, fail_on) else 0
-
-
-def _on_changed_line(finding: Finding, changed: Mapping[str, frozenset[int]]) -> bool:
-    """`--changed-only`, for every format: a finding on a changed line, or on a changed file as a whole."""
-    loc = finding.location
-    if loc is None or loc.file not in changed:
-        return False
-    span = range(loc.line, max(loc.line, loc.end_line) + 1)
-    return loc.line <= 0 or any(n in changed[loc.file] for n in span)
