@@ -202,9 +202,9 @@ def lint_command(
 @click.argument("head", required=False)
 @click.option(
     "--server",
-    default="server",
-    show_default=True,
-    help="Server name for sides that are a tools/list JSON or a snapshot directory.",
+    default=None,
+    help="Server name for sides that are a tools/list JSON or a snapshot directory "
+    "(default: the other side's server when it has exactly one).",
 )
 @report_options
 @click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
@@ -213,7 +213,7 @@ def diff_command(
     project: Path,
     base: str | None,
     head: str | None,
-    server: str,
+    server: str | None,
     fmt: str,
     fail_on: str,
     changed_only: bool,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from quiver.contract.sides import Side, default_base, load_side
+from quiver.contract.sides import Side, default_base, load_side, name_servers
 from quiver.errors import InputError, Position
 from quiver.model import Finding
 from quiver.sources.files import write_atomic
@@ -65,6 +65,12 @@ def _agent_findings(old: Side, new: Side) -> list[Finding]:
     return out
 
 
+def contract_overrides(overrides: Mapping[str, str], table: Mapping[str, object]) -> dict[str, str]:
+    """The severity overrides that name contract rules; the others belong to `quiver lint`, which checks them.
+    A `CTR` code that is no contract rule is still an error (apply_severity reports it)."""
+    return {k: v for k, v in overrides.items() if k in table or k.upper().startswith("CTR")}
+
+
 def read_ignores(root: Path) -> dict[str, str]:
     """{fingerprint: reason} from the contract ignore file; every entry needs a reason."""
     path = root / IGNORE_FILE
@@ -114,7 +120,7 @@ def run(
     *,
     base: str | None,
     head: str | None,
-    server: str,
+    server: str | None,
     fmt: str,
     fail_on: str,
     output: Path | None,
@@ -123,16 +129,19 @@ def run(
     severity: Mapping[str, str] | None = None,
 ) -> int:
     from quiver.config import load_config
+    from quiver.contract.rules import CONTRACT_RULES
     from quiver.lint.engine import apply_severity, at_or_above
-    from quiver.lint.registry import rule_table
     from quiver.report.render import ReportContext, render
+    from quiver.rules import index_rules
 
     config = load_config(root)
     base_spec = base if base is not None else default_base(root)
-    old = load_side(root, base_spec, server=server, lock_rel=config.lock)
-    new = load_side(root, head, server=server, lock_rel=config.lock)
-    table = rule_table()
-    findings = apply_severity(diff_sides(old, new), {**config.severity, **(severity or {})}, table)
+    old, new = name_servers(
+        load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock), server
+    )
+    table = index_rules(CONTRACT_RULES)  # the contract rules only: `quiver diff` never builds the lint catalog
+    overrides = {**config.severity, **(severity or {})}
+    findings = apply_severity(diff_sides(old, new), contract_overrides(overrides, table), table)
     ignores = read_ignores(root)
     kept = [f for f in findings if f.fingerprint not in ignores]
     changed = None
