@@ -208,6 +208,11 @@ def lint_command(
 )
 @report_options
 @click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
+@click.option(
+    "--commits",
+    metavar="RANGE",
+    help="Batch: diff every commit of RANGE (A..B) that touched the path BASE against its parent, in one process.",
+)
 @output_option
 def diff_command(
     project: Path,
@@ -217,6 +222,7 @@ def diff_command(
     fmt: str,
     fail_on: str,
     changed_only: bool,
+    commits: str | None,
     output: Path | None,
 ) -> None:
     """Which tool-contract changes between BASE and HEAD break callers (default: merge-base..working tree).
@@ -235,6 +241,7 @@ def diff_command(
         output=output,
         changed_only=changed_only,
         color=_color(output),
+        commits=commits,
     )
     sys.exit(code)
 

@@ -144,7 +144,7 @@ def overlap(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
     parts = branch_shapes(b, w.b)
     for i, j in combinations(range(len(parts)), 2):
         both = merge(parts[i], parts[j])
-        if both.never or accepted_types(both) == frozenset():
+        if both.never or accepted_types(both) == frozenset() or _exclusive(parts[i], parts[j]):
             continue
 
         def candidates(both: Shape = both) -> list[JSON]:
@@ -189,6 +189,22 @@ def _partner(index: int, part: Shape, parts: tuple[Shape, ...], others: tuple[Sh
     kinds = accepted_types(part)
     same = [i for i, other in enumerate(others) if accepted_types(other) == kinds]
     return same[0] if len(same) == 1 else None
+
+
+def _exclusive(x: Shape, y: Shape) -> bool:
+    """True when no object can match both: one requires a property the other forbids (a closed object, or
+    `not: {required: [...]}`, the usual way to write "exactly one of")."""
+    both = merge(x, y)
+    if any(
+        isinstance(n, dict) and set(n) == {"required"} and set(n["required"]) <= set(both.required)
+        for n in both.excluded
+    ):
+        return True
+    return any(
+        name not in one.properties and property_schema(one, name) is False
+        for one, other in ((x, y), (y, x))
+        for name in other.required
+    )
 
 
 def _plain(shape: Shape) -> Shape:

@@ -8,10 +8,13 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from quiver.errors import InputError, UsageError
 from quiver.model import JSON, Location
-from quiver.resolve import ResolvedAgent
+
+if TYPE_CHECKING:  # resolving a project is only needed for git and working-tree sides
+    from quiver.resolve import ResolvedAgent
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 
