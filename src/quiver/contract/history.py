@@ -51,6 +51,8 @@ class SnapshotReader:
         if self._proc.stdin is not None:
             self._proc.stdin.close()
         self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
 
     def __enter__(self) -> SnapshotReader:
         return self

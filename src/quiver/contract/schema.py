@@ -33,6 +33,17 @@ NOT_ANALYSED = (
     "contentMediaType",
     "contentSchema",
 )
+# Keywords the walk compares for variance (structure, applicators, assertions), in every dialect's spelling.
+ANALYSED = (
+    *("$schema", "$id", "id", "$ref", "$anchor", "$defs", "definitions"),
+    *("allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
+    *("properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames"),
+    *("required", "dependentRequired", "dependentSchemas", "dependencies", "minProperties", "maxProperties"),
+    *("items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains"),
+    *("minItems", "maxItems", "uniqueItems", "type", "enum", "const", "nullable", "format"),
+    *("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength"),
+    *("pattern", "default", "description"),
+)
 # Annotations with no effect on validity: analysed, and invariant (`description` and `default` are reported).
 ANNOTATIONS = ("title", "$comment", "deprecated", "readOnly", "writeOnly", "examples", "example")
 

@@ -1,0 +1,67 @@
+"""Every JSON Schema keyword (2020-12, 2019-09, draft-07/06/04, read from the metaschemas jsonschema ships)
+is either analysed for variance or, when it changes, named in a warning: the diff is never silent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema_specifications
+import pytest
+
+from quiver.contract.diff import diff_tool
+from quiver.contract.rules import rule_for
+from quiver.contract.schema import ANALYSED, ANNOTATIONS, NOT_ANALYSED
+from quiver.contract.taxonomy import ACTIONS, CELLS, KINDS, UnknownCell
+
+
+def vocabulary() -> set[str]:
+    registry = jsonschema_specifications.REGISTRY
+    keywords: set[str] = set()
+    for uri in registry:
+        if "draft-03" not in uri:
+            keywords |= set(registry.contents(uri).get("properties", {}))
+    return keywords
+
+
+def test_the_metaschemas_name_every_keyword_we_expect() -> None:
+    assert {"contains", "minContains", "if", "not", "propertyNames", "dependencies", "$dynamicRef"} <= vocabulary()
+
+
+def test_every_keyword_of_every_dialect_is_analysed_or_reported() -> None:
+    judged = set(ANALYSED) | set(NOT_ANALYSED) | set(ANNOTATIONS)
+    assert vocabulary() - judged == set()
+    assert not set(ANALYSED) & set(NOT_ANALYSED)
+
+
+def tool(prop: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "t", "description": "", "inputSchema": {"type": "object", "properties": {"p": prop}}}
+
+
+@pytest.mark.parametrize("keyword", NOT_ANALYSED)
+def test_a_changed_keyword_that_is_not_analysed_is_a_warning_naming_it(keyword: str) -> None:
+    findings = diff_tool(tool({keyword: "a"}), tool({keyword: "b"}), server="s")
+    assert [(f.rule, f.severity, f.message) for f in findings] == [
+        ("CTR087", "warning", f"tool `t`: changed `{keyword}` at `p`: not analysed, review by hand"),
+    ]
+    output = {"name": "t", "inputSchema": {"type": "object"}}
+    old = {**output, "outputSchema": {"type": "object", keyword: 1}}
+    new = {**output, "outputSchema": {"type": "object", keyword: 2}}
+    assert [f.rule for f in diff_tool(old, new, server="s")] == ["CTR088"]
+
+
+def test_annotations_are_invariant() -> None:
+    for keyword in ANNOTATIONS:
+        assert diff_tool(tool({keyword: "a"}), tool({keyword: "b"}), server="s") == [], keyword
+
+
+def test_every_cell_is_spelled_with_the_typed_kinds_and_actions() -> None:
+    for direction, kind, action in CELLS:
+        assert kind in KINDS and action in ACTIONS, (direction, kind, action)
+
+
+def test_a_change_with_no_rule_and_no_waiver_is_an_internal_error_not_a_silent_waiver() -> None:
+    assert rule_for("input", "required", "removed") is None  # waived, with a written reason
+    with pytest.raises(UnknownCell):
+        rule_for("input", "keyword", "removed")
+    with pytest.raises(UnknownCell):
+        rule_for("output", "no-such-kind", "changed")
