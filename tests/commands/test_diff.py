@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -195,3 +196,19 @@ def test_a_tools_list_side_takes_the_server_name_of_the_other_side(tmp_path: Pat
     assert code == 2 and "`--server NAME`" in err and "`github`, `slack`" in err
     code, out, _ = run(tmp_path, "diff", lock, str(listed), "--server", "github", "--format", "json")
     assert code == 1 and [(f["rule"], f["tool"]) for f in json.loads(out)] == [("CTR001", "s")]
+
+
+def test_a_diff_without_breaking_candidates_imports_neither_jsonschema_nor_the_lint_catalog(tmp_path: Path) -> None:
+    old = snapshot_dir(tmp_path, "old", {"a.snap": tool("a")})
+    new = snapshot_dir(tmp_path, "new", {"a.snap": {**tool("a"), "description": "reworded"}, "b.snap": tool("b")})
+    script = (
+        "import sys\n"
+        "from quiver.cli import cli\n"
+        f"args = ['diff', {str(old)!r}, {str(new)!r}, '--project', {str(tmp_path)!r}, '--format', 'json']\n"
+        "try:\n    cli.main(args, standalone_mode=False)\nfinally:\n"
+        "    print('MODULES', sorted(m for m in sys.modules if m.startswith(('jsonschema', 'quiver.lint'))))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    loaded = proc.stdout.splitlines()[-1]
+    assert "jsonschema" not in loaded and "quiver.lint.registry" not in loaded and "'quiver.lint.engine'" in loaded
+    assert [f["rule"] for f in json.loads(proc.stdout.split("MODULES")[0])] == ["CTR004", "CTR003"]

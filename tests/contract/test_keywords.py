@@ -65,3 +65,19 @@ def test_a_change_with_no_rule_and_no_waiver_is_an_internal_error_not_a_silent_w
         rule_for("input", "keyword", "removed")
     with pytest.raises(UnknownCell):
         rule_for("output", "no-such-kind", "changed")
+
+
+def test_a_part_deeper_than_the_walk_limit_is_a_warning_naming_its_path() -> None:
+    from quiver.contract.walk import MAX_DEPTH
+
+    def nested(leaf: dict[str, Any]) -> dict[str, Any]:
+        node: dict[str, Any] = leaf
+        for _ in range(MAX_DEPTH + 5):
+            node = {"type": "object", "properties": {"n": node}}
+        return {"name": "t", "inputSchema": node}
+
+    findings = diff_tool(nested({"type": "number"}), nested({"type": "integer"}), server="s")
+    assert [(f.rule, f.severity) for f in findings] == [("CTR089", "warning")]
+    assert findings[0].message == "tool `t`: `" + ".".join(["n"] * (MAX_DEPTH + 1)) + (
+        f"`: not compared: nested more than {MAX_DEPTH} levels deep"
+    )
