@@ -37,15 +37,20 @@ def tool(prop: dict[str, Any]) -> dict[str, Any]:
     return {"name": "t", "description": "", "inputSchema": {"type": "object", "properties": {"p": prop}}}
 
 
+SCHEMAS: tuple[Any, Any] = ({"type": "string"}, {"type": "integer"})
+VALUES = {"unevaluatedItems": SCHEMAS, "contentSchema": SCHEMAS, "$vocabulary": ({"a": True}, {"b": True})}
+
+
 @pytest.mark.parametrize("keyword", NOT_ANALYSED)
 def test_a_changed_keyword_that_is_not_analysed_is_a_warning_naming_it(keyword: str) -> None:
-    findings = diff_tool(tool({keyword: "a"}), tool({keyword: "b"}), server="s")
+    one, two = VALUES.get(keyword, ("a", "b"))
+    findings = diff_tool(tool({keyword: one}), tool({keyword: two}), server="s")
     assert [(f.rule, f.severity, f.message) for f in findings] == [
         ("CTR087", "warning", f"tool `t`: changed `{keyword}` at `p`: not analysed, review by hand"),
     ]
     output = {"name": "t", "inputSchema": {"type": "object"}}
-    old = {**output, "outputSchema": {"type": "object", keyword: 1}}
-    new = {**output, "outputSchema": {"type": "object", keyword: 2}}
+    old = {**output, "outputSchema": {"type": "object", keyword: one}}
+    new = {**output, "outputSchema": {"type": "object", keyword: two}}
     assert [f.rule for f in diff_tool(old, new, server="s")] == ["CTR088"]
 
 
@@ -81,3 +86,22 @@ def test_a_part_deeper_than_the_walk_limit_is_a_warning_naming_its_path() -> Non
     assert findings[0].message == "tool `t`: `" + ".".join(["n"] * (MAX_DEPTH + 1)) + (
         f"`: not compared: nested more than {MAX_DEPTH} levels deep"
     )
+
+
+MALFORMED = [
+    ("properties", 1, "`properties` must be an object of schemas, not integer (at `/properties/p`)"),
+    ("required", True, "`required` must be an array of property names (at `/properties/p`)"),
+    ("type", {}, "`type` must be a JSON type name or an array of them (at `/properties/p`)"),
+    ("not", None, "a subschema must be a JSON object or boolean, not null (at `/properties/p/not`)"),
+    ("dependencies", "x", "`dependencies` must be an object, not string (at `/properties/p`)"),
+    ("patternProperties", [1], "`patternProperties` must be an object of schemas, not array (at `/properties/p`)"),
+    ("minLength", "3", "`minLength` must be a number, not string (at `/properties/p`)"),
+]
+
+
+@pytest.mark.parametrize(("keyword", "value", "reason"), MALFORMED)
+def test_a_malformed_keyword_is_one_unreadable_finding_naming_it(keyword: str, value: Any, reason: str) -> None:
+    findings = diff_tool(tool({"type": "string"}), tool({"type": "string", keyword: value}), server="s")
+    assert [(f.rule, f.message) for f in findings] == [
+        ("CTR080", f"tool `t`: not compared: new `inputSchema`: {reason}"),
+    ]

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urljoin
 
+from quiver.contract._wellformed import check
 from quiver.errors import InputError
 from quiver.model import JSON, canonical_json
 
@@ -52,15 +53,9 @@ class Document:
         base = ""
         if isinstance(root, dict) and isinstance(root.get(id_key), str):
             base = str(root[id_key]).partition("#")[0]
+        check(root, dialect)
         for _, node in _walk(root):
             assert isinstance(node, dict)
-            if dialect != "draft-04":
-                for key in ("exclusiveMinimum", "exclusiveMaximum"):
-                    if isinstance(node.get(key), bool):
-                        raise InputError(
-                            f"`{key}` is a boolean, which only draft-04 allows, but the schema is {dialect}",
-                            hint='write `"$schema": "http://json-schema.org/draft-04/schema#"`, or a number bound',
-                        )
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
                 anchors[anchor] = node
