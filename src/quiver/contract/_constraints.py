@@ -137,6 +137,11 @@ def pattern_properties(
         if key in a.properties or key in b.properties:
             continue
         w.node(property_schema(a, key), schema, (*frames, Frame(("extra", key), *parent)), seen)
+    for pattern, schema in a.pattern_properties.items():  # keys the old patterns governed, now governed by b
+        key = regex_sample(pattern)
+        if pattern in b.pattern_properties or key is None or key in a.properties or key in b.properties:
+            continue
+        w.node(schema, property_schema(b, key), (*frames, Frame(("extra", key), *parent)), seen)
 
 
 def overlap(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
