@@ -32,6 +32,9 @@ def excluded(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: See
         if node in a.excluded:
             continue
         shape = shape_of(node, w.b)
+        overlap = merge(a, shape)
+        if overlap.never or accepted_types(overlap) == frozenset():
+            continue  # X and the old schema share no type or value: proven safe
         if any(not w.reverse_probe(shape, shape_of(old, w.a), frames, seen) for old in a.excluded):
             continue  # X accepts nothing that the old `not Y` let through: proven safe
 
