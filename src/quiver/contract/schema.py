@@ -106,7 +106,7 @@ def shape_of(node: JSON, doc: Document, *, hops: int = 0) -> Shape:
         raise InputError("`$ref` chain never reaches a schema (cycle)", hint=REF_HINT)
     if "$ref" in node:
         try:
-            found = doc.lookup(node["$ref"])
+            found = doc.lookup(node["$ref"], doc.base_of(node))
         except RemoteRef:
             return Shape(unresolved=str(node["$ref"]))
         target = shape_of(found, doc, hops=hops + 1)
