@@ -208,21 +208,27 @@ def lint_command(
 @click.argument("head", required=False)
 @click.option(
     "--server",
-    default="server",
-    show_default=True,
-    help="Server name for sides that are a tools/list JSON or a snapshot directory.",
+    default=None,
+    help="Server name for sides that are a tools/list JSON or a snapshot directory "
+    "(default: the other side's server when it has exactly one).",
 )
 @report_options
 @click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
+@click.option(
+    "--commits",
+    metavar="RANGE",
+    help="Batch: diff every commit of RANGE (A..B) that touched the path BASE against its parent, in one process.",
+)
 @output_option
 def diff_command(
     project: Path,
     base: str | None,
     head: str | None,
-    server: str,
+    server: str | None,
     fmt: str,
     fail_on: str,
     changed_only: bool,
+    commits: str | None,
     output: Path | None,
 ) -> None:
     """Which tool-contract changes between BASE and HEAD break callers (default: merge-base..working tree).
@@ -241,6 +247,7 @@ def diff_command(
         output=output,
         changed_only=changed_only,
         color=_color(output),
+        commits=commits,
     )
     sys.exit(code)
 

@@ -32,6 +32,9 @@ def excluded(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: See
         if node in a.excluded:
             continue
         shape = shape_of(node, w.b)
+        overlap = merge(a, shape)
+        if overlap.never or accepted_types(overlap) == frozenset():
+            continue  # X and the old schema share no type or value: proven safe
         if any(not w.reverse_probe(shape, shape_of(old, w.a), frames, seen) for old in a.excluded):
             continue  # X accepts nothing that the old `not Y` let through: proven safe
 
@@ -137,6 +140,11 @@ def pattern_properties(
         if key in a.properties or key in b.properties:
             continue
         w.node(property_schema(a, key), schema, (*frames, Frame(("extra", key), *parent)), seen)
+    for pattern, schema in a.pattern_properties.items():  # keys the old patterns governed, now governed by b
+        key = regex_sample(pattern)
+        if pattern in b.pattern_properties or key is None or key in a.properties or key in b.properties:
+            continue
+        w.node(schema, property_schema(b, key), (*frames, Frame(("extra", key), *parent)), seen)
 
 
 def overlap(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
@@ -144,7 +152,7 @@ def overlap(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
     parts = branch_shapes(b, w.b)
     for i, j in combinations(range(len(parts)), 2):
         both = merge(parts[i], parts[j])
-        if both.never or accepted_types(both) == frozenset():
+        if both.never or accepted_types(both) == frozenset() or _exclusive(parts[i], parts[j]):
             continue
 
         def candidates(both: Shape = both) -> list[JSON]:
@@ -189,6 +197,22 @@ def _partner(index: int, part: Shape, parts: tuple[Shape, ...], others: tuple[Sh
     kinds = accepted_types(part)
     same = [i for i, other in enumerate(others) if accepted_types(other) == kinds]
     return same[0] if len(same) == 1 else None
+
+
+def _exclusive(x: Shape, y: Shape) -> bool:
+    """True when no object can match both: one requires a property the other forbids (a closed object, or
+    `not: {required: [...]}`, the usual way to write "exactly one of")."""
+    both = merge(x, y)
+    if any(
+        isinstance(n, dict) and set(n) == {"required"} and set(n["required"]) <= set(both.required)
+        for n in both.excluded
+    ):
+        return True
+    return any(
+        name not in one.properties and property_schema(one, name) is False
+        for one, other in ((x, y), (y, x))
+        for name in other.required
+    )
 
 
 def _plain(shape: Shape) -> Shape:

@@ -16,6 +16,7 @@ from typing import Literal
 from quiver.contract import _rules_gaps as gap_rules
 from quiver.contract import _rules_tool as tool_rules
 from quiver.contract._change import Change
+from quiver.contract.catalog_files import UNREADABLE  # set by a side reader on a tool it could not read
 from quiver.contract.document import Document
 from quiver.contract.rules import rule_for
 from quiver.contract.taxonomy import WIDER, UnknownCell
@@ -28,7 +29,6 @@ from quiver.rules import Rule
 RENAME_THRESHOLD = 0.8
 UNCONFIRMED = " (witness could not be confirmed)"
 DEFAULT_INPUT_SCHEMA: JSON = {"type": "object"}
-UNREADABLE = "quiver_unreadable"  # set by a side reader on a tool entry it could not read: the reason
 
 Direction = Literal["input", "output"]
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urljoin
 
+from quiver.contract._wellformed import check
 from quiver.errors import InputError
 from quiver.model import JSON, canonical_json
 
@@ -33,6 +34,7 @@ class Document:
     dialect: str = "2020-12"
     base: str = ""  # the root's `$id` without fragment: the base URI of relative references
     ids: Mapping[str, JSON] = field(default_factory=dict)  # absolute `$id` (no fragment) -> node
+    ref_bases: Mapping[int, str] = field(default_factory=dict)  # id() of a `$ref` node -> its base URI
 
     @classmethod
     def load(cls, root: JSON) -> Document:
@@ -52,15 +54,9 @@ class Document:
         base = ""
         if isinstance(root, dict) and isinstance(root.get(id_key), str):
             base = str(root[id_key]).partition("#")[0]
-        for _, node in _walk(root):
-            assert isinstance(node, dict)
-            if dialect != "draft-04":
-                for key in ("exclusiveMinimum", "exclusiveMaximum"):
-                    if isinstance(node.get(key), bool):
-                        raise InputError(
-                            f"`{key}` is a boolean, which only draft-04 allows, but the schema is {dialect}",
-                            hint='write `"$schema": "http://json-schema.org/draft-04/schema#"`, or a number bound',
-                        )
+        check(root, dialect)
+        ref_bases: dict[int, str] = {}  # a `$ref` inside a resource with its own `$id` resolves against it
+        for node, here in _walk(root, base, id_key):
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
                 anchors[anchor] = node
@@ -69,25 +65,33 @@ class Document:
                 if ident.startswith("#") and dialect in _OLD_DRAFTS:  # draft-06/07 plain-name fragment
                     anchors[ident[1:]] = node
                 else:
-                    ids[urljoin(base, ident).partition("#")[0]] = node
-        doc = cls(root, anchors, dialect in ("2019-09", "2020-12"), dialect, base, ids)
-        for _, node in _walk(root, refs=True):
-            try:
-                doc.lookup(node["$ref"])
-            except RemoteRef:
-                continue
+                    ids[here] = node
+            if "$ref" in node and here != base:
+                ref_bases[id(node)] = here
+        doc = cls(root, anchors, dialect in ("2019-09", "2020-12"), dialect, base, ids, ref_bases)
+        for node, _ in _walk(root, base, id_key):
+            if "$ref" in node:
+                try:
+                    doc.lookup(node["$ref"], doc.base_of(node))
+                except RemoteRef:
+                    continue
         return doc
 
-    def lookup(self, ref: JSON) -> JSON:
+    def base_of(self, node: Mapping[str, JSON]) -> str:
+        """The base URI the `$ref` of `node` resolves against: its enclosing `$id`, else the root's."""
+        return self.ref_bases.get(id(node), self.base)
+
+    def lookup(self, ref: JSON, base: str | None = None) -> JSON:
         """The node a `$ref` points to (local, or relative to an `$id` of this document); RemoteRef else."""
         if not isinstance(ref, str):
             raise InputError(f"`$ref` {_show(ref)} is not a string", hint=REF_HINT)
-        absolute = urljoin(self.base, ref) if self.base else ref
+        base = self.base if base is None else base
+        absolute = urljoin(base, ref) if base else ref
         target, _, fragment = absolute.partition("#")
-        if target in ("", self.base):
-            node = self.root
-        elif target in self.ids:
+        if target in self.ids:
             node = self.ids[target]
+        elif target in ("", self.base):
+            node = self.root
         else:
             raise RemoteRef(f"`$ref` {_show(ref)} is a remote reference", hint=REF_HINT)
         if fragment and not fragment.startswith("/"):
@@ -134,28 +138,27 @@ def json_type(value: JSON) -> str:
     return type(value).__name__
 
 
-def _walk(node: JSON, *, refs: bool = False) -> Iterator[tuple[str, JSON]]:
-    """Every schema object in the document: (anchor name or "", node); with refs=True only those with `$ref`.
+def _walk(root: JSON, base: str, id_key: str) -> Iterator[tuple[dict[str, JSON], str]]:
+    """Every schema object in the document with the base URI in force there (the nearest `$id`).
 
     Values of data keywords (`const`, `enum`, `default`, `examples`) are skipped; the values of name maps
     (`properties`, `$defs`...) are schemas whatever their key is called.
     """
-    stack: list[tuple[JSON, bool]] = [(node, False)]
+    stack: list[tuple[JSON, bool, str]] = [(root, False, base)]
     while stack:
-        current, is_map = stack.pop()
+        current, is_map, here = stack.pop()
         if isinstance(current, list):
-            stack.extend((item, False) for item in reversed(current))
+            stack.extend((item, False, here) for item in reversed(current))
         elif isinstance(current, dict) and is_map:
-            stack.extend((value, False) for value in reversed(current.values()))
+            stack.extend((value, False, here) for value in reversed(current.values()))
         elif isinstance(current, dict):
-            if refs and "$ref" in current:
-                yield "", current
-            elif not refs:
-                anchor = current.get("$anchor")
-                yield (anchor if isinstance(anchor, str) else ""), current
+            ident = current.get(id_key)
+            if isinstance(ident, str) and not ident.startswith("#"):
+                here = urljoin(here, ident).partition("#")[0]
+            yield current, here
             for key, value in reversed(current.items()):
                 if key not in _DATA_KEYS:
-                    stack.append((value, key in _NAME_MAPS))
+                    stack.append((value, key in _NAME_MAPS, here))
 
 
 def _show(ref: JSON) -> str:

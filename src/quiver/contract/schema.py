@@ -33,6 +33,17 @@ NOT_ANALYSED = (
     "contentMediaType",
     "contentSchema",
 )
+# Keywords the walk compares for variance (structure, applicators, assertions), in every dialect's spelling.
+ANALYSED = (
+    *("$schema", "$id", "id", "$ref", "$anchor", "$defs", "definitions"),
+    *("allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
+    *("properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames"),
+    *("required", "dependentRequired", "dependentSchemas", "dependencies", "minProperties", "maxProperties"),
+    *("items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains"),
+    *("minItems", "maxItems", "uniqueItems", "type", "enum", "const", "nullable", "format"),
+    *("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength"),
+    *("pattern", "default", "description"),
+)
 # Annotations with no effect on validity: analysed, and invariant (`description` and `default` are reported).
 ANNOTATIONS = ("title", "$comment", "deprecated", "readOnly", "writeOnly", "examples", "example")
 
@@ -95,7 +106,7 @@ def shape_of(node: JSON, doc: Document, *, hops: int = 0) -> Shape:
         raise InputError("`$ref` chain never reaches a schema (cycle)", hint=REF_HINT)
     if "$ref" in node:
         try:
-            found = doc.lookup(node["$ref"])
+            found = doc.lookup(node["$ref"], doc.base_of(node))
         except RemoteRef:
             return Shape(unresolved=str(node["$ref"]))
         target = shape_of(found, doc, hops=hops + 1)

@@ -2,7 +2,11 @@
 
 The walk is one-sided: call it with (old, new) to find narrowings and with (new, old) for widenings;
 `diff.py` maps each `Change` to a rule by direction. With `declarations=True` it also reports changes
-that are not about validity (a property added or no longer listed, a default or description changed).
+that are not about validity (a property added or no longer listed, a default added, removed or changed, a
+description changed) and what it did not judge: a changed keyword it does not analyse, a part behind a
+remote `$ref` or deeper than MAX_DEPTH. Recursion through `$ref` ends by cycle detection, not by depth.
+The scalar keyword families live in `_scalars.py`, the applicators (`not`, `if`, `contains`, `anyOf`/
+`oneOf`...) in `_constraints.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from dataclasses import replace
 from functools import partial
 
 from quiver.contract import _candidates as cand
-from quiver.contract import _constraints as rules_of
+from quiver.contract import _constraints as applicators
 from quiver.contract import _scalars as scalars
 from quiver.contract._change import Change, Frame, render_path
 from quiver.contract._keywords import keywords_accept
@@ -97,9 +101,9 @@ class Walker:
         declared = frozenset(name for branch in branch_shapes(b, self.b) for name in branch.properties)
         for part in parts:
             self.plain(part, without_branches(b), frames, seen, declared)
-        rules_of.composition(self, a, parts, b, frames, seen)
+        applicators.composition(self, a, parts, b, frames, seen)
         if b.branch_kind == "oneOf" and not (a.branch_kind == "oneOf" and a.branches == b.branches):
-            rules_of.overlap(self, a, b, frames)
+            applicators.overlap(self, a, b, frames)
 
     def probe(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> list[Change]:
         """The changes between `a` and `b` at `frames`, without reporting them."""
@@ -141,9 +145,9 @@ class Walker:
         if b.enum is not None:
             scalars.enum(self, a, b, frames)
         if b.excluded:
-            rules_of.excluded(self, a, b, frames, seen)
+            applicators.excluded(self, a, b, frames, seen)
         if b.conditions:
-            rules_of.conditions(self, a, b, frames, seen)
+            applicators.conditions(self, a, b, frames, seen)
         listed_values: list[JSON] = []
         if a.enum is not None:  # only the listed values matter: compare keywords only if b rejects one
             listed_values = [v for v in a.enum if type_allows(b.types, v) and not keywords_accept(b, v)]
@@ -176,7 +180,7 @@ class Walker:
                 a="false",
                 b="true",
             )
-        rules_of.contains(self, a, b, frames, seen)
+        applicators.contains(self, a, b, frames, seen)
         parent = (merge(a, b), a)
         for index in range(max(len(a.prefix_items), len(b.prefix_items))):
             a_item = a.prefix_items[index] if index < len(a.prefix_items) else a.items
@@ -236,8 +240,8 @@ class Walker:
             elif self.declarations:
                 self.emit("property", "added", sub, None, frozenset({"b-required"} if name in b.required else ()))
         self._additional(a, b, frames, seen, parent)
-        rules_of.pattern_properties(self, a, b, frames, seen, parent)
-        rules_of.property_names(self, a, b, frames, seen)
+        applicators.pattern_properties(self, a, b, frames, seen, parent)
+        applicators.property_names(self, a, b, frames, seen)
         scalars.lengths(
             self, a, b, frames, "Properties", lambda: [*self.base(a, ANY), *self.everything(a, b, extra=True)]
         )
