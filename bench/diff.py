@@ -1,20 +1,20 @@
-"""Print the time to diff every consecutive pair of a synthetic 100-commit history of a 120-tool server.
+"""Contract diff over a real history: consecutive github-mcp-server tool-snapshot commits, parent vs commit.
 
-    python bench/diff.py [--commits 100] [--tools 120]
+    python bench/diff.py [--repo PATH] [--commits 100] [--path pkg/github/__toolsnaps__]
 
-Each commit applies a few random mutations (safe and breaking: new optional or required properties,
-enum values added or removed, bounds tightened, descriptions reworded, tools added or removed) to the
-previous catalog. The engine figure diffs the catalogs in process; the git figure runs
-`quiver diff REF~1 REF` on a real repository for a sample of commits (interpreter start included).
+`--repo` is a clone (bare is fine) of github/github-mcp-server. Prints: reading the snapshots through git;
+the in-process engine over every pair (total, per diff, slowest, aborted = pairs that raised); the batch
+CLI (`quiver diff --commits`) over the same range; and one `quiver diff OLD NEW` CLI call on the pair of
+the range with the most findings (median of 5 after a warm-up, bytecode written as after a wheel install).
+Issue 16/18 targets: 100 diffs < 1.5 s in process, 0 aborted; one CLI call < 0.3 s (0.15 s stretch).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import itertools
 import json
-import random
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,115 +25,95 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from quiver.contract.diff import diff_catalogs  # noqa: E402
-from quiver.sources.lock import ServerCatalog, render_lock  # noqa: E402
+from quiver.contract.history import SnapshotReader, commits  # noqa: E402
 
-Catalog = dict[str, dict]
-
-
-def base_tool(rng: random.Random, i: int) -> dict:
-    props = {
-        f"p{k}": {"type": rng.choice(["string", "integer"]), "description": f"parameter {k}"}
-        for k in range(rng.randint(2, 6))
-    }
-    props["mode"] = {"type": "string", "enum": ["fast", "safe", "full"], "description": "how to run"}
-    props["limit"] = {"type": "integer", "minimum": 1, "maximum": 100}
-    return {
-        "name": f"tool_{i:03d}",
-        "description": f"Tool number {i}: does one thing well.",
-        "inputSchema": {"type": "object", "properties": props, "required": ["p0"], "additionalProperties": False},
-        "annotations": {"readOnlyHint": i % 3 == 0},
-    }
-
-
-def mutate(rng: random.Random, catalog: Catalog, step: int) -> Catalog:
-    new = copy.deepcopy(catalog)
-    for _ in range(rng.randint(1, 4)):
-        name = rng.choice(sorted(new))
-        schema = new[name]["inputSchema"]
-        kind = rng.randrange(7)
-        if kind == 0:
-            schema["properties"][f"opt{step}"] = {"type": "string", "description": "new optional"}
-        elif kind == 1:
-            schema["properties"][f"req{step}"] = {"type": "string"}
-            schema["required"].append(f"req{step}")
-        elif kind == 2 and len(schema["properties"]["mode"]["enum"]) > 1:
-            schema["properties"]["mode"]["enum"].pop()
-        elif kind == 3:
-            schema["properties"]["mode"]["enum"].append(f"m{step}")
-        elif kind == 4:
-            schema["properties"]["limit"]["maximum"] = max(2, schema["properties"]["limit"]["maximum"] - 10)
-        elif kind == 5:
-            new[name]["description"] += f" Revised in step {step}."
-        else:
-            new.pop(name)
-            new[f"tool_new_{step:03d}"] = base_tool(rng, 500 + step)
-    return new
+DEFAULT_REPO = "/work/.mirror/github+github-mcp-server/repo"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repo", default=os.environ.get("QUIVER_BENCH_GITHUB_MCP", DEFAULT_REPO))
+    parser.add_argument("--path", default="pkg/github/__toolsnaps__")
     parser.add_argument("--commits", type=int, default=100)
-    parser.add_argument("--tools", type=int, default=120)
-    parser.add_argument("--git-sample", type=int, default=5)
     args = parser.parse_args()
-    rng = random.Random(11)
-    history = [{t["name"]: t for t in (base_tool(rng, i) for i in range(args.tools))}]
-    for step in range(1, args.commits):
-        history.append(mutate(rng, history[-1], step))
-
+    repo = Path(args.repo)
+    steps = commits(repo, "HEAD", args.path)[-args.commits :]
     start = time.perf_counter()
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for old, new in itertools.pairwise(history):
-        for finding in diff_catalogs(old, new, server="srv"):
+    with SnapshotReader(repo, args.path) as reader:
+        pairs = [(s, reader.catalog(s.parent), reader.catalog(s.commit)) for s in steps]
+    read = time.perf_counter() - start
+
+    times, aborted, counts = [], [], {"error": 0, "warning": 0, "info": 0}
+    most = (0, steps[0])
+    start = time.perf_counter()
+    for step, old, new in pairs:
+        t0 = time.perf_counter()
+        try:
+            findings = diff_catalogs(old, new, server="github")
+        except Exception as error:  # the bench counts aborts instead of stopping
+            aborted.append(f"{step.commit[:8]}: {type(error).__name__}: {error}")
+            continue
+        finally:
+            times.append(time.perf_counter() - t0)
+        for finding in findings:
             counts[finding.severity] += 1
+        serious = sum(f.severity != "info" for f in findings)
+        most = max(most, (serious, step), key=lambda item: item[0])
     engine = time.perf_counter() - start
-    pairs = len(history) - 1
-    print(f"{'case':<52} {'total s':>8} {'per pair ms':>12}")
-    print(f"{f'engine: {pairs} consecutive pairs, {args.tools} tools':<52} {engine:8.2f} {engine / pairs * 1000:12.1f}")
+    n = len(pairs)
+    print(f"{'case':<60} {'total s':>8} {'per diff ms':>12}")
+    print(f"{f'read {n} commits of snapshots through git (parent and commit)':<60} {read:8.2f} {read / n * 1000:12.2f}")
+    label = f"engine: {n} consecutive commits, parent vs commit, in process"
+    print(f"{label:<60} {engine:8.3f} {engine / n * 1000:12.2f}")
+    slowest = max(times) * 1000
+    median = statistics.median(times) * 1000
+    print(f"  per diff: median {median:.2f} ms, slowest {slowest:.2f} ms; aborted: {len(aborted)}")
     print(f"  findings: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info")
+    for line in aborted:
+        print(f"  aborted {line}")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    first = f"{steps[0].parent or steps[0].commit}"
+    batch = [sys.executable, "-m", "quiver", "diff", "--commits", f"{first}..{steps[-1].commit}", args.path]
+    batch += ["--project", str(repo), "--format", "json", "--fail-on", "never"]
+    start = time.perf_counter()
+    subprocess.run(batch, check=True, capture_output=True, env=env)
+    cli_batch = time.perf_counter() - start
+    label = f"cli: quiver diff --commits over the {n} commits (one process)"
+    print(f"{label:<60} {cli_batch:8.2f} {cli_batch / n * 1000:12.2f}")
 
-        def git(*a: str) -> None:
-            subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)
-
-        git("init", "-q", "-b", "main")
-        git("config", "user.email", "bench@example.com")
-        git("config", "user.name", "bench")
-        for i, catalog in enumerate(history):
-            text = render_lock(
-                [ServerCatalog("srv", {"name": "srv"}, None, None, tuple(catalog.values()))], known_tokens={}
-            )
-            (repo / "quiver.lock.json").write_text(text)
-            git("add", "-A")
-            git("commit", "-q", "-m", f"step {i}")
-        sample = min(args.git_sample, pairs)
-        start = time.perf_counter()
-        for k in range(sample):
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "quiver",
-                    "diff",
-                    f"HEAD~{k + 1}",
-                    f"HEAD~{k}",
-                    "--project",
-                    str(repo),
-                    "--format",
-                    "json",
-                    "--fail-on",
-                    "never",
-                ],
-                check=True,
-                capture_output=True,
-            )
-        cli = time.perf_counter() - start
-        label = f"cli: quiver diff REF~1 REF on git, {sample} sample pairs"
-        print(f"{label:<52} {cli:8.2f} {cli / sample * 1000:12.1f}")
-        print(f"  (extrapolated to all {pairs} pairs through the CLI: {cli / sample * pairs:.1f} s)")
-    print(json.dumps({"engine_total_s": round(engine, 3), "pairs": pairs}))
+    step = most[1]
+    with tempfile.TemporaryDirectory() as tmp, SnapshotReader(repo, args.path) as reader:
+        sides = []
+        for label_, commit in (("old", step.parent), ("new", step.commit)):
+            folder = Path(tmp) / label_
+            folder.mkdir()
+            for name, tool in reader.catalog(commit).items():
+                (folder / f"{name}.snap").write_text(json.dumps(tool))
+            sides.append(str(folder))
+        call = [sys.executable, "-m", "quiver", "diff", *sides, "--project", tmp, "--format", "json"]
+        call += ["--fail-on", "never"]
+        subprocess.run(call, check=True, capture_output=True, env=env)  # warm-up: writes bytecode
+        walls = []
+        for _ in range(5):
+            start = time.perf_counter()
+            subprocess.run(call, check=True, capture_output=True, env=env)
+            walls.append(time.perf_counter() - start)
+        floor = []
+        for _ in range(5):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+            floor.append(time.perf_counter() - start)
+    wall = statistics.median(walls)
+    label = f"cli: one quiver diff OLD NEW, {step.commit[:8]} ({most[0]} non-info findings)"
+    print(f"{label:<60} {wall:8.3f} {wall * 1000:12.1f}")
+    print(f"{'  floor: python -c pass':<60} {statistics.median(floor):8.3f}")
+    print(
+        json.dumps(
+            {"diffs": n, "engine_total_s": round(engine, 3), "aborted": len(aborted), "cli_call_s": round(wall, 3)}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -3,12 +3,14 @@
     python bench/lint.py [--repeat 5]
 
 Cases: the demo; generated repositories of 1,000 agents with 1,000 and with 10,000 tools (the growth
-factor between them is printed); and `python -c pass` for the interpreter's own start-up.
+factor between them is printed); 1,000 copies of the real awesome-copilot agents when the corpus is
+found (QUIVER_CORPUS, default ../shared/corpus); and `python -c pass` for the interpreter's own start-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -21,6 +23,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _generate import generate  # noqa: E402
+
+CORPUS = Path(os.environ.get("QUIVER_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+
+def corpus_copies(target: Path, count: int) -> bool:
+    """`count` awesome-copilot agents (the 112 repeated) in `target/.github/agents`; False without the corpus."""
+    sources = sorted((CORPUS / "awesome-copilot" / "agents").glob("*.agent.md"))
+    if not sources:
+        return False
+    agents = target / ".github" / "agents"
+    agents.mkdir(parents=True)
+    for i in range(count):
+        shutil.copyfile(sources[i % len(sources)], agents / f"{i:04d}-{sources[i % len(sources)].name}")
+    return True
 
 
 def cold(args: list[str], repeat: int, *, fresh: Path | None = None) -> float:
@@ -51,14 +67,15 @@ def main() -> None:
         large.mkdir()
         generate(small, 1000, 10, 100)
         generate(large, 1000, 50, 200)
+        real = Path(tmp) / "real"
+        cases = [("demo (4 agents, 207 tools)", demo), ("1,000 agents, 1,000 tools", small)]
+        cases.append(("1,000 agents, 10,000 tools", large))
+        if corpus_copies(real, 1000):
+            cases.append(("1,000 awesome-copilot agents (corpus)", real))
         print(f"{'case':<56} {'median wall s':>14}")
         print(f"{'python -c pass (interpreter start-up)':<56} {cold(['-c', 'pass'], args.repeat):14.3f}")
         print(f"{'quiver --version':<56} {cold(['-m', 'quiver', '--version'], args.repeat):14.3f}")
-        for label, root in (
-            ("demo (4 agents, 207 tools)", demo),
-            ("1,000 agents, 1,000 tools", small),
-            ("1,000 agents, 10,000 tools", large),
-        ):
+        for label, root in cases:
             repeat = args.repeat if root is demo else max(1, args.repeat // 2)
             first = cold([*lint, str(root)], repeat, fresh=root)
             warm = cold([*lint, str(root)], repeat)

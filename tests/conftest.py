@@ -9,8 +9,12 @@ import pytest
 os.environ.setdefault("QUIVER_NO_CACHE", "1")  # tests never leave caches in the source tree
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("QUIVER_SHARED", ROOT.parent / "shared"))
-CORPUS = SHARED / "corpus"
+# The public corpus (real agents, tool snapshots, catalogs): QUIVER_CORPUS, else ../shared/corpus.
+# Rebuild it anywhere with `scripts/fetch-corpus.sh DIR`. CI sets QUIVER_REQUIRE_CORPUS=1 (.ci/run),
+# so a missing corpus fails there instead of skipping the tests that need it.
+CORPUS = Path(os.environ.get("QUIVER_CORPUS", Path(os.environ.get("QUIVER_SHARED", ROOT.parent / "shared")) / "corpus"))
+REQUIRE_CORPUS = os.environ.get("QUIVER_REQUIRE_CORPUS") == "1"
+CORPUS_MISSING = f"public corpus not found at {CORPUS} (set QUIVER_CORPUS, or run scripts/fetch-corpus.sh)"
 DEMO = ROOT / "examples" / "demo"
 
 
@@ -24,5 +28,9 @@ def demo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def corpus() -> Path:
-    assert CORPUS.is_dir(), f"the shared corpus is missing at {CORPUS} (set QUIVER_SHARED)"
+    """The corpus directory; the test is skipped (one reason for all) when it is absent, failed under CI."""
+    if not CORPUS.is_dir():
+        if REQUIRE_CORPUS:
+            pytest.fail(f"{CORPUS_MISSING}; QUIVER_REQUIRE_CORPUS=1 makes that a failure", pytrace=False)
+        pytest.skip(CORPUS_MISSING)
     return CORPUS

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.contract",
         "quiver.runtime",
         "quiver.compile",
+        "quiver.host_exports",
         "quiver.policy",
         "quiver.advise",
         "quiver.routes",

@@ -141,3 +141,32 @@ def test_pre_commit_passes_on_the_demo_and_fails_when_a_manifest_goes_stale(tmp_
     assert re.search(r"^quiver lint\.+Passed$", stale.stdout, re.MULTILINE), stale.stdout
     assert re.search(r"^quiver compile --check\.+Failed$", stale.stdout, re.MULTILINE), stale.stdout
     assert "stale: build/quiver/release-notes.json" in stale.stdout
+
+
+def test_two_pre_commit_runs_after_git_add_all_never_report_modified_files(tmp_path: Path) -> None:
+    """With caches on (as for a user): `.quiver/cache/` carries its own `.gitignore`, so nothing the
+    hooks write is ever staged, and no run says "files were modified by this hook"."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns(".quiver"))
+    (repo / ".pre-commit-config.yaml").write_text(_local_config(), encoding="utf-8")
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "GIT_", "SKIP", "QUIVER_"))},
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "NO_COLOR": "1",
+    }
+    assert _run(["git", "init", "-q"], repo, env).returncode == 0
+    pre_commit = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"]
+    for attempt in range(2):
+        assert _run(["git", "add", "-A"], repo, env).returncode == 0
+        done = _run(pre_commit, repo, env)
+        assert done.returncode == 0, (attempt, done.stdout + done.stderr)
+        assert "files were modified by this hook" not in done.stdout, (attempt, done.stdout)
+    assert (repo / ".quiver/cache/.gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert any((repo / ".quiver/cache").glob("*.json"))  # the hooks did write their caches
+    staged = _run(["git", "status", "--porcelain", "--ignored=no"], repo, env).stdout
+    assert ".quiver" not in staged

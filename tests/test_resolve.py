@@ -4,15 +4,15 @@ from pathlib import Path
 
 from projects import agent_text, make_project, stdio, tool, tools
 from quiver.lint.agt.tool_references import reference_findings
-from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
+from quiver.lint.agt.unverifiable_tool_references import unverified_findings
 from quiver.model import Finding
 from quiver.project import load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 
 
 def findings_of(r: ResolvedAgent) -> list[Finding]:
-    """What lint reports about one agent's resolution (its unresolved references, unsnapshotted servers)."""
-    return [*reference_findings(r), *unsnapshotted_findings(r)]
+    """What lint and compile report about one agent's resolution, in their order."""
+    return [*reference_findings(r), *unverified_findings(r)]
 
 
 def resolve(root: Path) -> dict[str, ResolvedAgent]:
@@ -65,7 +65,9 @@ def test_builtins_are_always_preloaded_rule_1(tmp_path: Path) -> None:
         ("ms-python.python/x", "extension"),
         ("read", "alias"),
     ]
-    assert not findings_of(r)
+    (note,) = findings_of(r)  # an extension tool cannot be checked: one info, no error
+    assert (note.rule, note.severity) == ("AGT022", "info")
+    assert "`ms-python.python/x` (an extension tool" in note.message
 
 
 def test_server_with_defer_tools_never_is_preloaded_rule_2(tmp_path: Path) -> None:

@@ -369,7 +369,12 @@ BROKEN_OUTPUTS = {
         "emit",
         _mutate("tools/1", "defer_loading", False),
     ),
-    "openai tool without parameters": ("researcher.openai.json", "emit", _mutate("tools/1", "parameters", _DELETE)),
+    "openai tool without parameters": (
+        "researcher.openai.json",
+        "emit",
+        _mutate("tools/1/tools/0", "parameters", _DELETE),
+    ),
+    "openai tool without strict": ("researcher.openai.json", "emit", _mutate("tools/1/tools/0", "strict", _DELETE)),
 }
 
 

@@ -12,63 +12,80 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "web": ("websearch", "webfetch"),
     "todo": ("todowrite",),
 }
-# VS Code built-in tools and tool sets, as agent files name them unqualified (legacy) or as a prefix.
-VSCODE_TOOL_NAMES = tuple(
-    name
-    for name in [
-        "activePullRequest",
-        "changes",
-        "codebase",
-        "copilotCodingAgent",
+# VS Code built-in tool sets and their tools: vscode-docs `docs/copilot/reference/copilot-vscode-features.md`
+# ("Chat tools", 2026-05), plus the names older VS Code releases used (tools moved between sets, and the
+# legacy sets `runCommands`, `runTasks`, `runNotebooks`, `new`, `testing`), as awesome-copilot's agents name them.
+VSCODE_TOOLSETS_TOOLS: dict[str, tuple[str, ...]] = {
+    "agent": ("runSubagent",),
+    "browser": (),  # experimental: its tools vary by release
+    "edit": ("createDirectory", "createFile", "editFiles", "editNotebook"),
+    "execute": (
         "createAndRunTask",
-        "createDirectory",
-        "createFile",
-        "editFiles",
-        "editNotebook",
-        "extensions",
-        "fetch",
-        "fileSearch",
-        "findTestFiles",
-        "getPythonEnvironmentInfo",
-        "getPythonExecutableCommand",
         "getTaskOutput",
         "getTerminalOutput",
-        "githubRepo",
-        "installExtension",
-        "listDirectory",
-        "memory",
-        "new",
-        "newWorkspace",
-        "openSimpleBrowser",
+        "runInTerminal",
+        "runNotebookCell",
+        "runTask",
+        "runTests",
+        "testFailure",
+    ),
+    "read": (
+        "getNotebookSummary",
+        "getTaskOutput",
         "problems",
         "readCellOutput",
         "readFile",
-        "renderMermaidDiagram",
-        "runCommand",
-        "runCommands",
-        "runInTerminal",
-        "runNotebooks",
-        "runSubagent",
-        "runTask",
-        "runTasks",
-        "runTests",
-        "searchResults",
-        "terminalCommand",
+        "readNotebookCellOutput",
         "terminalLastCommand",
         "terminalSelection",
-        "testFailure",
-        "textSearch",
-        "think",
-        "todos",
-        "updateUserPreferences",
-        "usages",
         "viewImage",
-        "vscodeAPI",
+    ),
+    "search": ("changes", "codebase", "fileSearch", "listDirectory", "searchResults", "textSearch", "usages"),
+    "todo": ("todos",),
+    "vscode": (
+        "askQuestions",
+        "extensions",
         "getProjectSetupInfo",
-    ]
+        "installExtension",
+        "memory",
+        "newWorkspace",
+        "openSimpleBrowser",
+        "runCommand",
+        "vscodeAPI",
+    ),
+    "web": ("fetch", "githubRepo", "githubTextSearch"),
+    "new": ("newWorkspace", "getProjectSetupInfo", "installExtension", "runVscodeCommand", "newJupyterNotebook"),
+    "runCommands": ("runInTerminal", "getTerminalOutput", "terminalLastCommand", "terminalSelection"),
+    "runNotebooks": ("editNotebook", "getNotebookSummary", "readNotebookCellOutput", "runNotebookCell"),
+    "runTasks": ("createAndRunTask", "getTaskOutput", "runTask"),
+    "testing": ("findTestFiles", "runTests", "testFailure"),
+}
+# Tools agents also name unqualified: the tools above, and stand-alone ones without a tool set.
+VSCODE_TOOL_NAMES = tuple(
+    sorted(
+        {
+            *(tool for tools in VSCODE_TOOLSETS_TOOLS.values() for tool in tools),
+            "activePullRequest",
+            "copilotCodingAgent",
+            "findTestFiles",
+            "getPythonEnvironmentInfo",
+            "getPythonExecutableCommand",
+            "githubTextSearch",
+            "readCellOutput",
+            "renderMermaidDiagram",
+            "runCommands",
+            "runNotebooks",
+            "runTasks",
+            "searchResults",
+            "selection",
+            "terminalCommand",
+            "think",
+            "updateUserPreferences",
+        }
+    )
 )
 VSCODE_TOOLS = frozenset(name.lower() for name in VSCODE_TOOL_NAMES)
-VSCODE_TOOLSETS = frozenset({*ALIASES, "vscode", "runcommands", "runtasks", "runnotebooks", "new", "testing"})
+VSCODE_TOOLSETS = frozenset({*ALIASES, *(name.lower() for name in VSCODE_TOOLSETS_TOOLS)})
 
 _CANONICAL = {alias: primary for primary, names in ALIASES.items() for alias in names}
 
@@ -87,6 +104,11 @@ def is_vscode_tool(ref: str) -> bool:
 
 def is_toolset(prefix: str) -> bool:
     return prefix.lower() in VSCODE_TOOLSETS
+
+
+def is_vscode_set_tool(prefix: str, tool: str) -> bool:
+    """Whether `prefix/tool` is a VS Code built-in quiver knows (tools moved between sets across releases)."""
+    return is_toolset(prefix) and tool.lower() in VSCODE_TOOLS
 
 
 def known_names() -> list[str]:

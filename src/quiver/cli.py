@@ -25,7 +25,8 @@ class QuiverGroup(click.Group):
         try:
             return super().invoke(ctx)
         except QuiverError as exc:
-            click.echo(f"error: {exc.one_line()}", err=True)
+            for line in exc.lines():
+                click.echo(f"error: {line}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -62,6 +63,7 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
     from quiver.commands import compile as cmd
     from quiver.compile import budget_of
+    from quiver.config import unknown_key_warnings
     from quiver.report.budget import budget_table
     from quiver.report.lines import finding_line
     from quiver.sources.token_cache import TokenCache
@@ -69,10 +71,14 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
     root = _root(project)
     result = cmd.build(root, out=out, emit_hosts=emit_hosts)
     out_dir = out or result.project.config.out
+    for line in unknown_key_warnings(result.project.config):
+        click.echo(line, err=True)
     for finding in result.findings:
         click.echo(finding_line(finding), err=True)
     for error in result.errors:
         click.echo(f"error: {error.one_line()}", err=True)
+    if result.project.blocking:
+        sys.exit(2)  # nothing is written while a project-wide input is broken
     if check:
         stale = cmd.stale_outputs(root, result, out_dir)
         for rel in stale:
@@ -142,7 +148,7 @@ def snapshot_command(
 
 @cli.command("lint")
 @project_option
-@click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--select", "select", multiple=True, help="Rule ids, prefixes or names to check (repeatable, or comma list)."
 )
@@ -158,7 +164,7 @@ def snapshot_command(
 )
 @click.option("--update-baseline", is_flag=True, help="Write every current finding to --baseline and exit 0.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
-@click.option("--changed-only", is_flag=True, help="github format: only lines changed against --base.")
+@click.option("--changed-only", is_flag=True, help="Only findings on lines changed against --base.")
 @click.option("--base", default=None, help="Git ref for --changed-only (default: merge-base with the default branch).")
 @output_option
 def lint_command(
@@ -203,21 +209,27 @@ def lint_command(
 @click.argument("head", required=False)
 @click.option(
     "--server",
-    default="server",
-    show_default=True,
-    help="Server name for sides that are a tools/list JSON or a snapshot directory.",
+    default=None,
+    help="Server name for sides that are a tools/list JSON or a snapshot directory "
+    "(default: the other side's server when it has exactly one).",
 )
 @report_options
 @click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
+@click.option(
+    "--commits",
+    metavar="RANGE",
+    help="Batch: diff every commit of RANGE (A..B) that touched the path BASE against its parent, in one process.",
+)
 @output_option
 def diff_command(
     project: Path,
     base: str | None,
     head: str | None,
-    server: str,
+    server: str | None,
     fmt: str,
     fail_on: str,
     changed_only: bool,
+    commits: str | None,
     output: Path | None,
 ) -> None:
     """Which tool-contract changes between BASE and HEAD break callers (default: merge-base..working tree).
@@ -236,6 +248,7 @@ def diff_command(
         output=output,
         changed_only=changed_only,
         color=_color(output),
+        commits=commits,
     )
     sys.exit(code)
 

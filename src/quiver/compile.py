@@ -10,16 +10,17 @@ from dataclasses import dataclass
 
 from quiver import __version__
 from quiver.config import Config
+from quiver.errors import ConfigError, Position
 from quiver.jsonout import pretty
 from quiver.metatools import META_TOOLS
-from quiver.model import JSON, Location
+from quiver.model import JSON, Location, Lock
 from quiver.policy import execution_policy
 from quiver.resolve import ResolvedAgent, ResolvedTool
 from quiver.sources.token_cache import TokenCache
 from quiver.tokens import encoder_name, tool_payload
 
 MANIFEST_VERSION = 1
-EMITTERS = ("anthropic", "openai")
+EMITTERS = ("anthropic", "openai")  # host exports: quiver.host_exports
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,9 @@ def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
     )
 
 
-def build_manifest(resolved: ResolvedAgent, config: Config, cache: TokenCache) -> dict[str, JSON]:
+def build_manifest(
+    resolved: ResolvedAgent, config: Config, cache: TokenCache, lock: Lock | None = None
+) -> dict[str, JSON]:
     agent = resolved.agent
     budget = budget_of(resolved, cache)
     servers = []
@@ -136,6 +139,8 @@ def build_manifest(resolved: ResolvedAgent, config: Config, cache: TokenCache) -
             server_policy=config.servers.get(item.server, {}),
             tool_policy=config.tools.get(f"{item.server}/{item.tool.name}", {}),
         )
+        if "reconcile" in policy:
+            policy["reconcile"] = pin_reconcile(policy["reconcile"], item.server, item.tool.name, lock, config)
         tools.append(
             {
                 "server": item.server,
@@ -191,6 +196,20 @@ def build_manifest(resolved: ResolvedAgent, config: Config, cache: TokenCache) -
     return manifest
 
 
+def pin_reconcile(reconcile: JSON, server: str, tool: str, lock: Lock | None, config: Config) -> dict[str, JSON]:
+    """The reconcile table with its tool's pin from the server's locked catalog; ConfigError if not locked."""
+    name = reconcile["tool"]
+    locked = lock.servers.get(server) if lock is not None else None
+    found = next((t for t in locked.tools if t.name == name), None) if locked is not None else None
+    if found is None:
+        raise ConfigError(
+            f"reconcile tool `{name}` of `{server}/{tool}` is not in the locked catalog of `{server}`",
+            position=Position(config.path) if config.path else None,
+            hint=f"name a tool `{server}` serves, or run `quiver snapshot` if it is new",
+        )
+    return {**reconcile, "tool_sha256": found.sha256}
+
+
 def _catalog_sha(tools: list[ResolvedTool]) -> str:
     import hashlib
 
@@ -215,39 +234,3 @@ def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[s
             }
         )
     return {"manifestVersion": MANIFEST_VERSION, "generator": f"quiver {__version__}", "out": out, "agents": agents}
-
-
-def emit(manifest: Mapping[str, JSON], host: str) -> dict[str, JSON]:
-    """The same load decision as a host API `tools` array (`defer_loading` plus the host's search tool)."""
-    tools: list[JSON] = []
-    deferred = any(t["load"] == "deferred" for t in manifest["tools"])
-    if host == "anthropic":
-        if deferred:
-            tools.append({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
-        for t in manifest["tools"]:
-            d = t["definition"]
-            entry: dict[str, JSON] = {
-                "name": t["names"]["api"],
-                "input_schema": d.get("inputSchema", {"type": "object"}),
-            }
-            if d.get("description"):
-                entry["description"] = d["description"]
-            if t["load"] == "deferred":
-                entry["defer_loading"] = True
-            tools.append(entry)
-    else:
-        if deferred:
-            tools.append({"type": "tool_search"})
-        for t in manifest["tools"]:
-            d = t["definition"]
-            entry = {
-                "type": "function",
-                "name": t["names"]["api"],
-                "parameters": d.get("inputSchema", {"type": "object"}),
-            }
-            if d.get("description"):
-                entry["description"] = d["description"]
-            if t["load"] == "deferred":
-                entry["defer_loading"] = True
-            tools.append(entry)
-    return {"agent": manifest["agent"]["id"], "host": host, "tools": tools}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -64,30 +64,31 @@ class Config:
     mcp_servers: tuple[Mapping[str, JSON], ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     routes: str = ".quiver/routes.yaml"
-    unknown_keys: tuple[str, ...] = ()
+    unknown_keys: tuple[tuple[str, int, int], ...] = ()  # (key, line, column) of each key quiver does not know
 
 
 def load_config(root: Path) -> Config:
     """Read `quiver.toml`, else `[tool.quiver]` of pyproject.toml, else defaults."""
+    import functools
     import tomllib
 
     for name in ("quiver.toml", "pyproject.toml"):
         path = root / name
         if not path.is_file():
             continue
+        text = path.read_text(encoding="utf-8-sig")
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             line, col = _toml_position(str(exc))
             raise ConfigError(
                 f"invalid TOML: {str(exc).split(' (at')[0]}", position=Position(name, line, col), hint="fix the syntax"
             ) from None
-        table = (
-            data.get("tool", {}).get("quiver") if name == "pyproject.toml" else data.get("tool", {}).get("quiver", data)
-        )
+        nested = name == "pyproject.toml" or "quiver" in data.get("tool", {})
+        table = data.get("tool", {}).get("quiver") if nested else data
         if table is None:
             continue
-        return config_from_table(table, name)
+        return config_from_table(table, name, functools.partial(key_position, text, nested=nested))
     return Config()
 
 
@@ -98,10 +99,32 @@ def _toml_position(message: str) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-def config_from_table(table: Mapping[str, JSON], name: str) -> Config:
+def key_position(text: str, key: str, *, nested: bool) -> tuple[int, int]:
+    """Line and column of `key = ...` (or its `[key]` table header) in the quiver table of a TOML file."""
+    import re
+
+    prefix = r"tool\.quiver" if nested else r"(tool\.quiver)?"
+    own = re.compile(rf"^\s*\[\[?\s*{prefix}\s*\]\]?\s*(#.*)?$")
+    sub = re.compile(rf"^\s*\[\[?\s*{prefix}\.?{re.escape(key)}\s*[\].]")
+    assign = re.compile(rf"^(\s*)[\"']?{re.escape(key)}[\"']?\s*[=.]")
+    inside = not nested
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if line.lstrip().startswith("["):
+            if sub.match(line) and (nested or not line.lstrip().startswith("[tool.") or "quiver" in line):
+                return number, line.index("[") + 1
+            inside = bool(own.match(line))
+            continue
+        if inside and (match := assign.match(line)):
+            return number, len(match.group(1)) + 1
+    return 0, 0
+
+
+def config_from_table(
+    table: Mapping[str, JSON], name: str, where: Callable[[str], tuple[int, int]] = lambda key: (0, 0)
+) -> Config:
     def fail(key: str, what: str) -> ConfigError:
         return ConfigError(
-            f"`{key}` must be {what}", position=Position(name), hint=f"see README, `[tool.quiver]` {key}"
+            f"`{key}` must be {what}", position=Position(name, *where(key)), hint=f"see README, `[tool.quiver]` {key}"
         )
 
     def strings(key: str) -> tuple[str, ...]:
@@ -143,7 +166,7 @@ def config_from_table(table: Mapping[str, JSON], name: str) -> Config:
     if not isinstance(pfi, dict):
         raise fail("per_file_ignores", "a table of glob = [rule ids]")
     models = strings("tool_search_models") if "tool_search_models" in table else DEFAULT_TOOL_SEARCH_MODELS
-    unknown = tuple(sorted(k for k in table if k not in KEYS))
+    unknown = tuple((k, *where(k)) for k in sorted(table) if k not in KEYS)
     return Config(
         path=name,
         agents=strings("agents"),
@@ -167,11 +190,16 @@ def config_from_table(table: Mapping[str, JSON], name: str) -> Config:
     )
 
 
-def unknown_key_messages(config: Config) -> list[str]:
-    """One warning line per unknown key, with a did-you-mean."""
-    out = []
-    for key in config.unknown_keys:
-        guess = difflib.get_close_matches(key, sorted(KEYS), n=1)
-        hint = f" (did you mean `{guess[0]}`?)" if guess else ""
-        out.append(f"{config.path}: unknown key `{key}` in quiver config{hint}")
-    return out
+def unknown_key_hint(key: str) -> str:
+    """A did-you-mean for an unknown quiver config key."""
+    guess = difflib.get_close_matches(key, sorted(KEYS), n=1)
+    return f"did you mean `{guess[0]}`?" if guess else "see README, `[tool.quiver]` keys"
+
+
+def unknown_key_warnings(config: Config) -> list[str]:
+    """One `warning:` line per unknown key (compile's form; lint reports QVR003 instead)."""
+    return [
+        f"warning: {Position(config.path or 'quiver.toml', line, col)}: unknown key `{key}` in the quiver config "
+        f"({unknown_key_hint(key)})"
+        for key, line, col in config.unknown_keys
+    ]

@@ -35,6 +35,10 @@ class QuiverError(Exception):
         hint = f" ({self.hint})" if self.hint else ""
         return f"{where}{self.message}{hint}"
 
+    def lines(self) -> list[str]:
+        """What the CLI prints, one `error:` line each."""
+        return [self.one_line()]
+
 
 class InputError(QuiverError):
     """A file quiver reads is malformed, missing or too large."""
@@ -46,3 +50,14 @@ class ConfigError(QuiverError):
 
 class UsageError(QuiverError):
     """The command line is wrong."""
+
+
+class InputErrors(InputError):
+    """Several input files are broken: each is named, none hides another."""
+
+    def __init__(self, errors: tuple[QuiverError, ...]) -> None:
+        super().__init__(errors[0].message, position=errors[0].position, hint=errors[0].hint)
+        self.errors = errors
+
+    def lines(self) -> list[str]:
+        return [e.one_line() for e in self.errors]

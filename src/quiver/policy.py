@@ -27,6 +27,7 @@ POLICY_KEYS = frozenset(
         "reconcile",
         "idempotency_key_argument",
         "honours_idempotency_key",
+        "transient_errors",
     }
 )
 
@@ -85,9 +86,11 @@ def execution_policy(
         "side_effect": side_effect,
         "timeout_ms": timeout,
     }
-    for key in ("reconcile", "idempotency_key_argument", "honours_idempotency_key"):
+    for key in ("reconcile", "idempotency_key_argument", "honours_idempotency_key", "transient_errors"):
         if key in merged:
             policy[key] = merged[key]
+    if "transient_errors" in policy:
+        policy["transient_errors"] = _check_transient(policy["transient_errors"], server, tool)
     if "reconcile" in policy:
         _check_reconcile(policy["reconcile"], server, tool)
     if "honours_idempotency_key" in policy and not isinstance(policy["honours_idempotency_key"], bool):
@@ -105,4 +108,16 @@ def _check_reconcile(value: JSON, server: str, tool: str) -> None:
             f"`reconcile` for `{server}/{tool}`: {exc}",
             hint='write {tool = "get_x", arguments = {id = "$.arguments.id"}, '
             'succeeded_when = "$.structuredContent.found"}',
+        ) from None
+
+
+def _check_transient(value: JSON, server: str, tool: str) -> list[str]:
+    from quiver.runtime.transient import check_patterns
+
+    try:
+        return list(check_patterns(value))
+    except ValueError as exc:
+        raise ConfigError(
+            f"`transient_errors` for `{server}/{tool}`: {exc}",
+            hint='write a list of Python regular expressions, e.g. transient_errors = ["(?i)rate limit", "\\b503\\b"]',
         ) from None

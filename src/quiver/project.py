@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from quiver.config import Config, load_config
-from quiver.errors import QuiverError
+from quiver.errors import InputErrors, QuiverError
 from quiver.model import Agent, Location, Lock, Server
 from quiver.sources.agents import discover_agents, read_agent
 from quiver.sources.lock import read_lock
@@ -21,6 +22,7 @@ HOST_SERVERS = {
     "fetch": "Copilot CLI",
     "time": "Copilot CLI",
 }
+T = TypeVar("T")
 _LOADING_FIELDS = ("preload", "preload_tools", "defer_tools", "description", "tools", "timeout_ms")
 
 
@@ -32,24 +34,47 @@ class Project:
     configs: tuple[McpConfig, ...]
     servers: Mapping[str, Server]  # project-level servers after merging files and overlays
     lock: Lock | None
-    errors: tuple[QuiverError, ...]  # agent files that could not be read (the rest still load)
+    errors: tuple[QuiverError, ...]  # every input file that could not be read (the rest still load)
+    blocking: tuple[QuiverError, ...] = ()  # the project-wide ones among them (config, MCP config, lock)
 
 
-def load_project(root: Path, *, agent_paths: tuple[str, ...] = ()) -> Project:
-    """Read everything. A broken config or lock raises; a broken agent file is collected in `errors`."""
-    config = load_config(root)
-    configs = tuple(read_mcp_config(root, rel) for rel in discover_configs(root, config.mcp_configs))
-    overlays = tuple(_config_overlays(root, config))
+def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool = False) -> Project:
+    """Read everything, collecting each broken file's error and reading every other file.
+
+    A broken project-wide file (quiver config, MCP config, lock) raises `InputErrors` naming all of
+    them, unless `collect` (lint, compile): then the caller reports `errors` and `blocking` itself.
+    """
+    blocking: list[QuiverError] = []
+
+    def attempt(read: Callable[[], T], fallback: T) -> T:
+        try:
+            return read()
+        except QuiverError as exc:
+            blocking.append(exc)
+            return fallback
+
+    config = attempt(lambda: load_config(root), Config())
+    no_servers: list[Server] = []
+    read: list[McpConfig] = []
+    for rel in discover_configs(root, config.mcp_configs):
+        try:
+            read.append(read_mcp_config(root, rel))
+        except QuiverError as exc:
+            blocking.append(exc)
+    configs = tuple(read)
+    overlays = tuple(attempt(lambda: _config_overlays(root, config), no_servers))
     servers = merge_servers(configs, overlays)
-    lock = read_lock(root, config.lock)
+    lock = attempt(lambda: read_lock(root, config.lock), None)
     agents: list[Agent] = []
-    errors: list[QuiverError] = []
+    errors: list[QuiverError] = list(blocking)
     for rel in agent_paths or tuple(discover_agents(root, config.agents)):
         try:
             agents.append(read_agent(root, rel))
         except QuiverError as exc:
             errors.append(exc)
-    return Project(root, config, tuple(agents), configs, servers, lock, tuple(errors))
+    if blocking and not collect:
+        raise InputErrors(tuple(errors))
+    return Project(root, config, tuple(agents), configs, servers, lock, tuple(errors), tuple(blocking))
 
 
 def _config_overlays(root: Path, config: Config) -> list[Server]:

@@ -8,23 +8,24 @@ Pure: values in, frozen dataclasses out. The preload rules, in order:
 Rule 0 is "tool search is inactive, everything is loaded"; rule 5 is "deferred".
 
 Resolution reports what it could not honour as data (`Unresolved` references, servers without a
-catalog, `UnservedEntry`s); lint rules (AGT008-011, MCP011-013) turn that into findings.
+catalog, `UnservedEntry`s); lint rules (AGT008-011, AGT022, MCP011-013) turn that into findings.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
-from quiver.builtins import builtin_alias, is_toolset, is_vscode_tool, known_names
+from quiver.builtins import builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
 from quiver.config import Config
 from quiver.model import Agent, Load, Location, Lock, LockedTool, Server, ToolRef
 from quiver.names import assign_names
 from quiver.project import HOST_SERVERS, Project, apply_overlay
+from quiver.suggest import closest
 
-UnresolvedKind = Literal["unknown-tool", "ambiguous-tool", "unknown-server", "host-server"]
+UnresolvedKind = Literal["unknown-tool", "ambiguous-tool", "unknown-server"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,17 +64,26 @@ class ToolSearch:
 
 @dataclass(frozen=True, slots=True)
 class Unresolved:
-    """A `tools` entry that selects nothing: an unknown tool or server, a bare name several servers serve,
-    or a host-provided server whose catalog is unknown.
+    """A `tools` entry quiver can prove wrong: an unknown tool or server, or a bare name several servers serve.
 
-    `server` is the unknown prefix (unknown-server) or the host server (host-server); `candidates` are the
-    names the entry may have meant (unknown-*) or the servers serving the bare name (ambiguous-tool).
+    `server` is the server a qualified entry names; `candidates` are that server's tools (unknown-tool) or
+    the servers serving the bare name (ambiguous-tool); `guess` is the closest known name (a bare unknown
+    tool, an unknown server).
     """
 
     kind: UnresolvedKind
     ref: ToolRef
     server: str | None = None
     candidates: tuple[str, ...] = ()
+    guess: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unverified:
+    """A `tools` entry only the host can resolve (a server configured elsewhere, an extension tool, ...)."""
+
+    ref: ToolRef
+    why: str  # what makes it uncheckable, as the finding lists it
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +105,10 @@ class ResolvedAgent:
     builtins: tuple[ResolvedBuiltin, ...]
     tool_search: ToolSearch
     host_servers: tuple[str, ...]  # host-provided servers referenced whose catalog is unknown
-    unresolved: tuple[Unresolved, ...]  # in the order the agent wrote them
-    unsnapshotted: tuple[Server, ...]  # servers (not host-provided) the agent reaches without a catalog
+    unresolved: tuple[Unresolved, ...] = ()  # in the order the agent wrote them
+    host_refs: Mapping[str, tuple[ToolRef, ...]] = field(default_factory=dict)  # host server -> its references
+    unverified: tuple[Unverified, ...] = ()  # in the order the agent wrote them
+    unknown_catalogs: tuple[str, ...] = ()  # configured servers it refers to that the lock does not list
 
     def tool(self, server: str, name: str) -> ResolvedTool | None:
         for item in self.tools:
@@ -141,7 +153,8 @@ class _Selector:
         self.selected: dict[tuple[str, str], tuple[LockedTool, Location, bool]] = {}
         self.builtins: dict[str, ResolvedBuiltin] = {}
         self.unknown_catalogs: set[str] = set()
-        self.host: set[str] = set()
+        self.host: dict[str, list[ToolRef]] = {}
+        self.unverified: list[Unverified] = []  # what only the host can resolve, and why
         self.unresolved: list[Unresolved] = []
 
     def add(self, tool: LockedTool, via: Location, named: bool) -> None:
@@ -174,7 +187,7 @@ class _Selector:
         alias = builtin_alias(text)
         if alias is not None:
             self.builtin(ref, alias, "alias")
-        elif is_vscode_tool(text):
+        elif is_vscode_tool(text) or is_toolset(text):
             self.builtin(ref, text, "vscode")
         elif text in self.visible:
             self.add_server(text, ref.location)
@@ -193,22 +206,24 @@ class _Selector:
                 if tool.name == rest:
                     self.add(tool, ref.location, named=True)
                     return
-            self.unresolved.append(
-                Unresolved("unknown-tool", ref, candidates=tuple(f"{prefix}/{t.name}" for t in catalog))
-            )
+            tools = tuple(f"{prefix}/{t.name}" for t in catalog)
+            self.unresolved.append(Unresolved("unknown-tool", ref, server=prefix, candidates=tools))
         elif prefix in HOST_SERVERS:
             self.host_reference(ref, prefix)
         elif is_toolset(prefix):
             self.builtin(ref, f"{prefix}/{rest}", "qualified")
+            if not is_vscode_set_tool(prefix, rest) and rest != "*":
+                self.unverified.append(Unverified(ref, f"not a VS Code `{prefix}` tool quiver knows"))
         elif "." in prefix:
             self.builtin(ref, f"{prefix}/{rest}", "extension")
+            self.unverified.append(Unverified(ref, "an extension tool, or a server no MCP config here defines"))
+        elif guess := closest(prefix, self.visible):
+            self.unresolved.append(Unresolved("unknown-server", ref, server=prefix, guess=guess))
         else:
-            candidates = (*self.visible, *HOST_SERVERS)
-            self.unresolved.append(Unresolved("unknown-server", ref, server=prefix, candidates=candidates))
+            self.unverified.append(Unverified(ref, f"no MCP config here defines server `{prefix}`"))
 
     def host_reference(self, ref: ToolRef, server: str) -> None:
-        self.host.add(server)
-        self.unresolved.append(Unresolved("host-server", ref, server=server))
+        self.host.setdefault(server, []).append(ref)
 
     def bare(self, ref: ToolRef, text: str) -> None:
         owners = sorted(
@@ -217,10 +232,14 @@ class _Selector:
         if len(owners) == 1:
             self.add(owners[0][1], ref.location, named=True)
         elif owners:
-            self.unresolved.append(Unresolved("ambiguous-tool", ref, candidates=tuple(name for name, _ in owners)))
+            servers = tuple(name for name, _ in owners)
+            self.unresolved.append(Unresolved("ambiguous-tool", ref, candidates=servers))
+        elif guess := closest(text, [*self.visible, *(t.name for c in self.catalogs.values() for t in c or ())]):
+            self.unresolved.append(Unresolved("unknown-tool", ref, guess=guess))
         else:
-            choices = [*known_names(), *(t.name for c in self.catalogs.values() for t in c or ())]
-            self.unresolved.append(Unresolved("unknown-tool", ref, candidates=tuple(choices)))
+            near = closest(text, known_names(), minimum=0.85)
+            why = f"not a built-in; did you mean `{near}`?" if near else "no built-in, MCP config or lock here has it"
+            self.unverified.append(Unverified(ref, why))
 
 
 def resolve_agent(
@@ -254,7 +273,9 @@ def resolve_agent(
         tool_search=search,
         host_servers=tuple(sorted(selector.host)),
         unresolved=tuple(selector.unresolved),
-        unsnapshotted=tuple(visible[n] for n in sorted(selector.unknown_catalogs) if visible[n].dialect != "host"),
+        host_refs={server: tuple(selector.host[server]) for server in sorted(selector.host)},
+        unverified=tuple(selector.unverified),
+        unknown_catalogs=tuple(sorted(n for n in selector.unknown_catalogs if visible[n].dialect != "host")),
     )
 
 
@@ -372,9 +393,9 @@ def unserved_entries(project: Project) -> list[UnservedEntry]:
             continue
         served = tuple(t.name for t in locked.tools)
         fields: tuple[Literal["preload_tools", "tools"], ...] = ("preload_tools", "tools")
-        for field in fields:
-            for entry in getattr(server, field) or ():
+        for key in fields:
+            for entry in getattr(server, key) or ():
                 if entry != "*" and entry not in served:
-                    where = server.key_locations.get(field, server.location)
-                    out.append(UnservedEntry(name, field, entry, where, served))
+                    where = server.key_locations.get(key, server.location)
+                    out.append(UnservedEntry(name, key, entry, where, served))
     return out

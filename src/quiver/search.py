@@ -1,18 +1,21 @@
 """The tool search index shared by lint, route tests and the runtime.
 
-Each tool is a `SearchDoc` with four fields: its name (split on case and separators, plus adjacent word
-pairs joined), its description, its parameters (names and descriptions) and its server (name and
-description). Ranking is BM25F (`_search/_rank.py`): term frequencies are length-normalised per field,
-weighted, summed, then saturated once, so a word in the name counts more than the same word deep in a
-parameter description. A query becomes concepts (`_search/_query.py`): one per word, each holding the
-word and its alternatives (synonyms from `_search/_vocab.py`, typo corrections, compounds); a tool scores
-the best alternative of each concept, and its sum is scaled by the share of the request's words it covers.
-Literal values (URLs, paths, selectors, quoted text) count by their shape more than by their words.
+Each tool is a `SearchDoc` with five fields: its name (split on case and separators, plus adjacent word
+pairs joined), its description, its parameters (names and descriptions), its server (name and
+description) and the examples its user wrote (`examples = [...]` in config). Ranking is BM25F
+(`_search/_rank.py`): term frequencies are length-normalised per field, weighted, summed, then saturated
+once, so a word in the name counts more than the same word deep in a parameter description. A query
+becomes concepts (`_search/_query.py`): one per word, each holding the word and its alternatives
+(synonyms from `_search/_vocab.py`, typo corrections of unknown words, compounds); a tool scores the best
+alternative of each concept, and its sum is scaled by the share of the request's words it covers.
+Literal values (URLs, paths, repository slugs, quoted text) count by their shape more than by their words.
 
-The lexical path is pure Python plus rapidfuzz (imported on the first query with an unknown word).
-`bench/search.py` measures each of these ideas. An optional embedding model (`_search/_embed.py`,
-all-MiniLM-L6-v2 on numpy) can be fused in when vectors are given to `build`. Results are
-deterministic: ties are broken by (server, tool).
+Semantic search is the default (`build_index`): all-MiniLM-L6-v2 (`_search/_embed.py`, int8 ONNX) reads
+each tool's name and description and each example; the vectors are cached per text and model in
+`.quiver/cache/vectors/` (`_search/_vectors.py`), so an unchanged tool is never encoded twice, and the
+query is encoded per search (a few ms). Lexical and cosine scores are fused by a z-score sum
+(`_search/_fuse.py`). `search = "lexical"` in config, or `semantic=False`, keeps the pure-Python lexical
+path. Results are deterministic: ties are broken by (server, tool).
 """
 
 from __future__ import annotations
@@ -20,23 +23,31 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from quiver._search import _embed, _rank, _text
+from quiver._search import _embed_id, _rank, _text
 from quiver._search._query import QueryOptions, analyze
 from quiver._search._similar import Blocker
+from quiver._search._vectors import Vector, VectorCache
+
+if TYPE_CHECKING:
+    from quiver._search._fuse import Semantic
 
 __all__ = [
     "SearchConfig",
     "SearchDoc",
     "SearchHit",
     "SearchIndex",
+    "build_index",
     "doc_vectors",
     "docs_from_tools",
+    "embed_texts",
     "semantic_available",
+    "warm_vectors",
 ]
 
-FIELDS = ("name", "description", "params", "server")
+FIELDS = ("name", "description", "params", "server", "examples")
 JSON = Any  # the JSON boundary: MCP Tool objects as parsed
 
 
@@ -49,6 +60,7 @@ class SearchDoc:
     description: str = ""
     params: tuple[tuple[str, str], ...] = ()  # (parameter name, parameter description)
     server_description: str = ""
+    examples: tuple[str, ...] = ()  # requests the user wrote for this tool (config `examples`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,19 +70,21 @@ class SearchHit:
     server: str
     tool: str
     score: float
-    matched: tuple[str, ...]  # which fields matched: "name", "description", "params", "server"
+    matched: tuple[str, ...]  # which fields matched: "name", "description", "params", "server", "examples"
 
 
 @dataclass(frozen=True, slots=True)
 class SearchConfig:
     """Ranking knobs. The defaults are the shipped ranking; the benchmark switches parts off to measure them."""
 
-    weights: tuple[float, float, float, float] = (3.0, 1.0, 0.4, 0.6)  # name, description, params, server
-    b: tuple[float, float, float, float] = (0.3, 0.75, 0.75, 0.75)
+    # name, description, params, server, examples
+    weights: tuple[float, ...] = (3.0, 1.0, 0.4, 0.6, 2.0)
+    b: tuple[float, ...] = (0.3, 0.75, 0.75, 0.75, 0.5)
     k1: float = 1.2
     coordination: float = 1.0  # score x (share of the request's words matched) ** coordination
-    semantic_weight: float = 0.5  # with vectors: lexical score / best lexical score + this x cosine
-    semantic_depth: int = 50  # candidates taken from each of the lexical and the embedding ranking
+    semantic_weight: float = 0.75  # with vectors: z(lexical) + this x z(cosine) over the candidates
+    semantic_depth: int = 300  # candidates taken from each of the lexical and the embedding ranking
+    rrf: int = 0  # > 0: reciprocal rank fusion with this k instead of the z-score sum (benchmark only)
     query: QueryOptions = field(default_factory=QueryOptions)
 
 
@@ -84,9 +98,9 @@ class SearchIndex:
     def __init__(
         self,
         docs: tuple[SearchDoc, ...],
-        rows: list[tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]],
+        rows: Sequence[tuple[dict[str, int], ...]],
         config: SearchConfig,
-        vectors: Sequence[Sequence[float]] | None = None,
+        vectors: Sequence[Sequence[Vector]] | None = None,
     ) -> None:
         self.docs = docs
         self._config = config
@@ -94,11 +108,18 @@ class SearchIndex:
         self._fields = rows
         self._typo_candidates = tuple(sorted(t for t in self._postings if len(t) >= 4 and not t.isdigit()))
         self._blocker: Blocker | None = None
-        self._semantic: _embed.Semantic | None = None
+        self._semantic: Semantic | None = None
         if vectors is not None:
             if len(vectors) != len(docs):
-                raise ValueError(f"{len(vectors)} vectors for {len(docs)} docs")
-            self._semantic = _embed.Semantic(vectors)
+                raise ValueError(f"vectors for {len(vectors)} docs, {len(docs)} docs")
+            from quiver._search._fuse import Semantic
+
+            self._semantic = Semantic(vectors)
+
+    @property
+    def semantic(self) -> bool:
+        """Whether the embedding ranking takes part (vectors were given)."""
+        return self._semantic is not None
 
     @classmethod
     def build(
@@ -106,13 +127,13 @@ class SearchIndex:
         docs: Iterable[SearchDoc],
         *,
         config: SearchConfig | None = None,
-        vectors: Sequence[Sequence[float]] | None = None,
+        vectors: Sequence[Sequence[Vector]] | None = None,
     ) -> SearchIndex:
         """Index `docs`; their order is kept, and `similar()` refers to docs by position.
 
-        `vectors` (one per doc, from `doc_vectors`) turn on the optional embedding ranking, fused with
-        the lexical one; it needs the optional packages (`semantic_available()`) and costs one sentence
-        encode per query (about 10 ms on two cores), so lint and tests leave it off.
+        `vectors` (per doc, its `embed_texts` encoded: from `doc_vectors`) turn on the embedding ranking,
+        fused with the lexical one; each query is then encoded once (a few ms). `build_index` is the
+        usual way in: it reads the vectors from the cache.
         """
         all_docs = tuple(docs)
         server_counts: dict[tuple[str, str], dict[str, int]] = {}
@@ -130,6 +151,7 @@ class SearchIndex:
                     _rank.count(_text.terms(doc.description)),
                     _rank.count(params),
                     server,
+                    _rank.count(_text.terms(" ".join(doc.examples))) if doc.examples else {},
                 )
             )
         return cls(all_docs, rows, config or SearchConfig(), vectors)
@@ -139,8 +161,13 @@ class SearchIndex:
         config = self._config
         concepts = analyze(query, self._postings, self._typo_candidates, config.query)
         scores = _rank.score(self._postings, concepts, config.coordination)
-        if self._semantic is not None:
-            scores = self._semantic.fuse(query, scores, depth=config.semantic_depth, weight=config.semantic_weight)
+        if self._semantic is not None and query.strip():
+            from quiver._search._embed import model
+
+            vector = model().encode([query])[0]
+            scores = self._semantic.fuse(
+                vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
+            )
         if not scores or limit <= 0:
             return []
         docs = self.docs
@@ -159,22 +186,66 @@ class SearchIndex:
 
 
 def semantic_available() -> bool:
-    """Whether the optional embedding model can run here (numpy, tokenizers, safetensors, the weights)."""
-    return _embed.available()
+    """Whether the embedding model can run here (numpy, onnxruntime, tokenizers, the packaged weights)."""
+    return _embed_id.available()
 
 
-def doc_vectors(docs: Iterable[SearchDoc]) -> list[tuple[float, ...]]:
-    """Unit-length sentence embeddings of docs (name and description), for `SearchIndex.build(vectors=...)`.
-
-    About 40 ms per tool on two cores: compute them when a manifest is compiled and store them.
-    Raises ImportError when `semantic_available()` is false.
-    """
-    return _embed.encode([_embed_text(d) for d in docs])
-
-
-def _embed_text(doc: SearchDoc) -> str:
+def embed_texts(doc: SearchDoc) -> list[str]:
+    """What the model reads for a doc: its server, name words and description, then each example on its own."""
     name = " ".join(_text.words(doc.tool))
-    return f"{name}: {doc.description}"
+    return [f"{doc.server} {name}: {doc.description}", *doc.examples]
+
+
+def doc_vectors(docs: Iterable[SearchDoc], cache: VectorCache | None = None) -> list[list[Vector]]:
+    """Per doc, the unit vectors of its `embed_texts`: from `cache`, encoding (and caching) only what is new.
+
+    Raises ImportError when `semantic_available()` is false and something has to be encoded.
+    """
+    from quiver._search._embed import encode
+
+    cache = cache if cache is not None else VectorCache(None)
+    per_doc = [embed_texts(d) for d in docs]
+    flat = cache.vectors([t for texts in per_doc for t in texts], encode)
+    out: list[list[Vector]] = []
+    pos = 0
+    for texts in per_doc:
+        out.append([v for v in flat[pos : pos + len(texts)] if v is not None])
+        pos += len(texts)
+    return out
+
+
+def build_index(
+    docs: Iterable[SearchDoc],
+    *,
+    semantic: bool = True,
+    root: Path | None = None,
+    config: SearchConfig | None = None,
+) -> SearchIndex:
+    """The index commands and the gateway use: semantic (vectors cached under `root`) unless `semantic` is
+    False or the model cannot run here, then lexical alone."""
+    all_docs = list(docs)
+    if not semantic or not all_docs or not semantic_available():
+        return SearchIndex.build(all_docs, config=config)
+    cache = VectorCache(root)
+    vectors = doc_vectors(all_docs, cache)
+    cache.save()
+    return SearchIndex.build(all_docs, config=config, vectors=vectors)
+
+
+def warm_vectors(docs: Iterable[SearchDoc], root: Path) -> int:
+    """Encode and cache what is new among `docs` (snapshot, compile and serve call this); how many were new.
+    Nothing happens when the model cannot run here."""
+    if not semantic_available():
+        return 0
+    cache = VectorCache(root)
+    texts = [t for d in docs for t in embed_texts(d)]
+    new = len(cache.missing(texts))
+    if new:
+        from quiver._search._embed import encode  # imported only when there is something to encode
+
+        cache.vectors(texts, encode)
+        cache.save()
+    return new
 
 
 def docs_from_tools(server: str, tools: Iterable[Mapping[str, JSON]], server_description: str = "") -> list[SearchDoc]:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 MIN_SIMILARITY = 0.6
 
 
-def closest(word: str, choices: Iterable[str]) -> str | None:
+def closest(word: str, choices: Iterable[str], minimum: float = MIN_SIMILARITY) -> str | None:
     """The choice nearest by Damerau-Levenshtein (case-insensitive; ties: shorter, then alphabetical)."""
     from rapidfuzz.distance import DamerauLevenshtein
 
@@ -16,7 +16,7 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
     for choice in sorted(set(choices)):
         score = DamerauLevenshtein.normalized_similarity(low, choice.lower())
         key = (-score, len(choice), choice)
-        if score >= MIN_SIMILARITY and (best is None or key < best):
+        if score >= minimum and (best is None or key < best):
             best = key
     return best[2] if best else None
 

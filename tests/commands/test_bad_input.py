@@ -96,7 +96,7 @@ def test_bad_config_value(tmp_path: Path) -> None:
     root = good(tmp_path)
     (root / "quiver.toml").write_text('tool_search = "sometimes"\n')
     code, err = run(root, "compile")
-    assert code == 2 and 'quiver.toml: `tool_search` must be "auto", "always" or "never"' in err
+    assert code == 2 and 'quiver.toml:1:1: `tool_search` must be "auto", "always" or "never"' in err
 
 
 def test_existing_manifests_survive_a_failed_run_whole(tmp_path: Path) -> None:

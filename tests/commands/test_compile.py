@@ -94,7 +94,10 @@ def test_emit_writes_host_tools_arrays_with_defer_loading(demo: Path) -> None:
     assert all("input_schema" in t for t in anthropic[1:])
     openai = json.loads((demo / "build/quiver/researcher.openai.json").read_text())["tools"]
     assert openai[0] == {"type": "tool_search"}
-    assert all(t["type"] == "function" and "parameters" in t for t in openai[1:])
+    assert all(t["type"] == "namespace" for t in openai[1:])
+    functions = [f for t in openai[1:] for f in t["tools"]]
+    assert len(functions) == 115
+    assert all(f["type"] == "function" and "parameters" in f and isinstance(f["strict"], bool) for f in functions)
     notes = json.loads((demo / "build/quiver/release-notes.anthropic.json").read_text())["tools"]
     assert all("defer_loading" not in t and "type" not in t for t in notes)
 

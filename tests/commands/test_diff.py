@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -126,7 +127,90 @@ def test_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
     commit(tmp_path, "base")
     code, _, err = run(tmp_path, "diff", "no-such-ref")
     assert code == 2 and "`no-such-ref` is neither a file, a directory nor a git ref" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"tools": [')
+    code, _, err = run(tmp_path, "diff", "HEAD", str(broken))
+    assert code == 2 and "broken.json:1:" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_tool_with_a_broken_schema_is_one_finding_and_the_rest_is_still_diffed(tmp_path: Path) -> None:
+    init_repo(tmp_path)
+    write_lock(tmp_path, {"s": [tool("a"), tool("b", type="object", properties={"x": {"type": "string"}})]})
+    commit(tmp_path, "base")
     bad = tool("a", type="object", properties={"x": {"$ref": "#/$defs/missing"}})
-    write_lock(tmp_path, {"s": [bad]})
-    code, _, err = run(tmp_path, "diff", "HEAD")
-    assert code == 2 and "missing" in err and len(err.strip().splitlines()) == 1
+    narrowed = tool("b", type="object", properties={"x": {"type": "string"}}, required=["x"])
+    write_lock(tmp_path, {"s": [bad, narrowed]})
+    code, out, _ = run(tmp_path, "diff", "HEAD", "--format", "json")
+    assert code == 1
+    found = {(f["tool"], f["rule"]): f for f in json.loads(out)}
+    assert set(found) == {("a", "CTR080"), ("b", "CTR021")}
+    assert "`#/$defs/missing` does not resolve" in found[("a", "CTR080")]["message"]
+
+
+def snapshot_dir(root: Path, name: str, tools: dict[str, object]) -> Path:
+    folder = root / name
+    folder.mkdir()
+    for file, body in tools.items():
+        (folder / file).write_text(body if isinstance(body, str) else json.dumps(body))
+    return folder
+
+
+def test_snapshot_folders_empty_null_schema_and_unreadable_files(tmp_path: Path) -> None:
+    empty = snapshot_dir(tmp_path, "empty", {})
+    dismiss = tool("dismiss", type="object", properties={"state": {"type": "string"}})
+    old = snapshot_dir(tmp_path, "old", {"get_me.snap": tool("get_me"), "dismiss.snap": dismiss, "x.snap": tool("x")})
+    code, out, _ = run(tmp_path, "diff", str(empty), str(old), "--format", "json")
+    assert code == 0 and sorted(f["tool"] for f in json.loads(out)) == ["dismiss", "get_me", "x"]
+    new = snapshot_dir(
+        tmp_path,
+        "new",
+        {
+            "get_me.snap": {**tool("get_me"), "inputSchema": None},
+            "dismiss.snap": {**dismiss, "inputSchema": {**dismiss["inputSchema"], "required": ["state"]}},
+            "x.snap": "{not json",
+        },
+    )
+    code, out, _ = run(tmp_path, "diff", str(old), str(new), "--format", "json")
+    assert code == 1
+    found = {(f["tool"], f["rule"]) for f in json.loads(out)}
+    assert found == {("get_me", "CTR080"), ("dismiss", "CTR021"), ("x", "CTR080")}
+
+
+def test_a_large_snapshot_file_is_read_like_a_large_tools_list(tmp_path: Path) -> None:
+    big = {**tool("a"), "description": "x" * (6 * 1024 * 1024)}
+    old = snapshot_dir(tmp_path, "old", {"a.snap": big})
+    new = snapshot_dir(tmp_path, "new", {"a.snap": {**big, "description": "short"}})
+    code, out, _ = run(tmp_path, "diff", str(old), str(new), "--format", "json")
+    assert code == 0 and [f["rule"] for f in json.loads(out)] == ["CTR004"]
+
+
+def test_a_tools_list_side_takes_the_server_name_of_the_other_side(tmp_path: Path) -> None:
+    init_repo(tmp_path)
+    write_lock(tmp_path, {"github": [tool("a"), tool("b")]})
+    listed, lock = tmp_path / "tools.json", str(tmp_path / "quiver.lock.json")
+    listed.write_text(json.dumps({"tools": [tool("a")]}))
+    code, out, _ = run(tmp_path, "diff", lock, str(listed), "--format", "json")
+    assert code == 1 and [(f["rule"], f["server"], f["tool"]) for f in json.loads(out)] == [("CTR001", "github", "b")]
+    write_lock(tmp_path, {"github": [tool("a")], "slack": [tool("s")]})
+    code, _, err = run(tmp_path, "diff", lock, str(listed))
+    assert code == 2 and "`--server NAME`" in err and "`github`, `slack`" in err
+    code, out, _ = run(tmp_path, "diff", lock, str(listed), "--server", "github", "--format", "json")
+    assert code == 1 and [(f["rule"], f["tool"]) for f in json.loads(out)] == [("CTR001", "s")]
+
+
+def test_a_diff_without_breaking_candidates_imports_neither_jsonschema_nor_the_lint_catalog(tmp_path: Path) -> None:
+    old = snapshot_dir(tmp_path, "old", {"a.snap": tool("a")})
+    new = snapshot_dir(tmp_path, "new", {"a.snap": {**tool("a"), "description": "reworded"}, "b.snap": tool("b")})
+    script = (
+        "import sys\n"
+        "from quiver.cli import cli\n"
+        f"args = ['diff', {str(old)!r}, {str(new)!r}, '--project', {str(tmp_path)!r}, '--format', 'json']\n"
+        "try:\n    cli.main(args, standalone_mode=False)\nfinally:\n"
+        "    seen = ('jsonschema', 'quiver.lint', 'quiver.findings')\n"
+        "    print('MODULES', sorted(m for m in sys.modules if m.startswith(seen)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    loaded = proc.stdout.splitlines()[-1]
+    # the severity pipeline ran (it is the findings layer's since issue 12); the lint catalog was never built
+    assert "jsonschema" not in loaded and "quiver.lint" not in loaded and "'quiver.findings.severity'" in loaded
+    assert [f["rule"] for f in json.loads(proc.stdout.split("MODULES")[0])] == ["CTR004", "CTR003"]

@@ -8,7 +8,6 @@ import pytest
 
 from quiver.contract.diff import diff_agent_tools, diff_catalogs, diff_tool
 from quiver.contract.witness import is_valid
-from quiver.errors import InputError
 from quiver.model import Finding, Location
 
 S: dict[str, Any] = {"type": "string"}
@@ -69,7 +68,10 @@ def test_a_near_identical_added_tool_turns_the_removal_into_a_rename() -> None:
     assert [(f.rule, f.severity, f.message) for f in findings] == [
         ("CTR002", "error", "tool `list_workflows` was removed; renamed to `actions_list`"),
     ]
-    assert findings[0].hint == "serve `list_workflows` as an alias of `actions_list` until every caller has moved"
+    assert findings[0].hint == (
+        "serve `list_workflows` as an alias of `actions_list` until every caller has moved; the alias must keep "
+        "accepting the old arguments (the schema is compatible)"
+    )
 
 
 def test_a_description_change_is_info_with_a_route_test_hint_and_whitespace_is_ignored() -> None:
@@ -261,9 +263,14 @@ def test_draft04_boolean_exclusive_bounds_and_integer_only_equivalents() -> None
     old = tool({"n": {"type": "integer", "minimum": 1}})
     same = tool({"n": {"type": "integer", "exclusiveMinimum": 0}})
     assert diff(old, same) == []
-    draft04 = tool({"n": {"type": "number", "minimum": 5, "exclusiveMinimum": True}})
-    finding = one(diff(tool({"n": N}), draft04), "CTR028")
+    dialect = {"$schema": "http://json-schema.org/draft-04/schema#"}
+    draft04 = tool({"n": {"type": "number", "minimum": 5, "exclusiveMinimum": True}}, **dialect)
+    finding = one(diff(tool({"n": N}, **dialect), draft04), "CTR028")
     assert finding.message == "tool `t`: `n`: `exclusiveMinimum` tightened from none to > 5"
+    # `$schema` decides: the boolean form in a 2020-12 (or unnamed) schema is not read as draft-04
+    modern = tool({"n": {"type": "number", "minimum": 5, "exclusiveMinimum": True}})
+    unread = one(diff(tool({"n": N}), modern), "CTR080")
+    assert "`exclusiveMinimum` is a boolean, which only draft-04 allows, but the schema is 2020-12" in unread.message
 
 
 def test_patterns_and_formats() -> None:
@@ -448,33 +455,39 @@ def test_a_change_inside_a_recursive_definition_is_found_and_the_walk_ends() -> 
     assert assert_input_witness(finding, old, new)
 
 
-def test_a_ref_cycle_with_no_schema_in_it_is_an_input_error() -> None:
+def unreadable(findings: list[Finding]) -> str:
+    """The reason of the one CTR080 finding that is the whole answer for the tool."""
+    assert [f.rule for f in findings] == ["CTR080"], [(f.rule, f.message) for f in findings]
+    assert findings[0].severity == "error" and findings[0].hint
+    return findings[0].message
+
+
+def test_a_ref_cycle_with_no_schema_in_it_is_one_unreadable_finding() -> None:
     looped = {
         "name": "t",
         "inputSchema": {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}},
     }
-    with pytest.raises(InputError):
-        diff(looped, looped)
+    assert "cycle" in unreadable(diff(looped, {**looped, "description": "x"}))
 
 
-def test_an_unresolvable_ref_is_an_input_error_with_a_hint() -> None:
-    broken = tool({"s": {"$ref": "#/$defs/missing"}})
-    with pytest.raises(InputError) as caught:
-        diff(tool({"s": S}), broken)
-    assert "`#/$defs/missing`" in caught.value.message and "tool `t`" in caught.value.message
-    assert caught.value.hint
+def test_an_unresolvable_ref_is_one_unreadable_finding_naming_the_ref() -> None:
+    message = unreadable(diff(tool({"s": S}), tool({"s": {"$ref": "#/$defs/missing"}})))
+    assert message.startswith("tool `t`: not compared: new `inputSchema`: ") and "`#/$defs/missing`" in message
 
 
-def test_a_remote_ref_is_an_input_error() -> None:
-    with pytest.raises(InputError):
-        diff(tool({"s": {"$ref": "https://example.com/s.json"}}), tool())
+def test_a_remote_ref_is_a_warning_on_its_path_and_the_rest_is_compared() -> None:
+    old = tool({"s": {"$ref": "https://example.com/s.json"}, "n": N})
+    new = tool({"s": {"$ref": "https://example.com/s.json"}, "n": INT})
+    findings = diff(old, new)
+    remote = one(findings, "CTR089")
+    assert remote.severity == "warning"
+    assert remote.message == "tool `t`: `s`: not compared: remote `$ref` `https://example.com/s.json` is not followed"
+    one(findings, "CTR024")
 
 
-def test_a_schema_that_is_not_an_object_or_boolean_is_an_input_error() -> None:
-    with pytest.raises(InputError):
-        diff(tool(), {"name": "t", "inputSchema": ["not", "a", "schema"]})
-    with pytest.raises(InputError):
-        diff(tool({"s": 3}), tool({"s": S}))
+def test_a_schema_that_is_not_an_object_or_boolean_is_one_unreadable_finding() -> None:
+    assert "not array" in unreadable(diff(tool(), {"name": "t", "inputSchema": ["not", "a", "schema"]}))
+    assert "not integer" in unreadable(diff(tool({"s": 3}), tool({"s": S})))
 
 
 # -- output ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from quiver.contract.witness import is_valid
 from quiver.model import Finding
 
 Schema = dict[str, Any]
-INPUT_ERRORS = {f"CTR0{n}" for n in range(20, 39)}
+INPUT_ERRORS = {f"CTR0{n}" for n in range(20, 39)} | {"CTR081", "CTR083"}
 NAMES = st.sampled_from(["owner", "repo", "state", "page", "query", "limit", "filter", "tags"])
 WORDS = st.sampled_from(["open", "closed", "all", "asc", "desc", "draft", "merged"])
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -216,6 +216,35 @@ def open_object(node: Schema) -> bool:
     return True
 
 
+def forbid_by_not(node: Schema) -> bool:
+    for sub in node["properties"].values():
+        if isinstance(sub.get("type"), str):
+            sub["not"] = {"type": sub["type"]}
+            return True
+    return False
+
+
+def require_contained(node: Schema) -> bool:
+    for sub in node["properties"].values():
+        if sub.get("type") == "array":
+            sub["contains"] = {"const": "zz_needle"}
+            return True
+    return False
+
+
+def restrict_property_names(node: Schema) -> bool:
+    node["propertyNames"] = {"maxLength": 1}
+    return True
+
+
+def forbid_another_type(node: Schema) -> bool:
+    for sub in node["properties"].values():
+        if sub.get("type") in ("string", "integer", "number", "array"):
+            sub["not"] = {"type": "boolean"}
+            return True
+    return False
+
+
 Mutation = Callable[[Schema], bool]
 BREAKING: list[Mutation] = [
     add_required,
@@ -226,8 +255,20 @@ BREAKING: list[Mutation] = [
     close_and_remove,
     narrow_type,
     tighten_max_items,
+    forbid_by_not,
+    require_contained,
+    restrict_property_names,
 ]
-SAFE: list[Mutation] = [add_optional, widen_enum, loosen_bounds, describe, make_optional, widen_type, open_object]
+SAFE: list[Mutation] = [
+    add_optional,
+    widen_enum,
+    loosen_bounds,
+    describe,
+    make_optional,
+    widen_type,
+    open_object,
+    forbid_another_type,
+]
 
 
 def mutate(data: st.DataObject, schema: Schema, mutations: list[Mutation]) -> Schema | None:

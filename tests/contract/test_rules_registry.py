@@ -25,6 +25,7 @@ TEMPLATE_VALUES = {
     "before",
     "after",
     "reason",
+    "accepts",
 }
 
 

@@ -1,10 +1,9 @@
-"""The agents rule family: per-rule fixtures, the registry audit, the real awesome-copilot corpus, scale."""
+"""The agents rule family: fixtures, the registry audit, the real awesome-copilot corpus, scale (bench: timings)."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,14 @@ from click.testing import CliRunner
 
 from quiver.cli import cli
 from quiver.findings.rule import DOC_HEADINGS, Rule
-from quiver.lint.agt import tool_references
+from quiver.lint.agt import tool_references, unverifiable_tool_references
 from quiver.lint.registry import rules_of
 from quiver.lint.run import run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
-# AGT008-011 report what resolution could not honour; test_resolve.py covers them.
-RULES = tuple(r for r in rules_of("AGT") if r not in tool_references.RULES)
+# AGT008-011 and AGT022 report what resolution could not honour; test_resolve.py covers them.
+RESOLUTION_RULES = (*tool_references.RULES, *unverifiable_tool_references.RULES)
+RULES = tuple(r for r in rules_of("AGT") if r not in RESOLUTION_RULES)
 CODES = sorted(rule.code for rule in RULES)
 HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
 
@@ -79,20 +79,18 @@ def test_lint_over_the_corpus_through_the_cli_exits_1_without_a_traceback(corpus
     assert {"AGT006", "MCP004"} <= rules
 
 
-def test_a_thousand_agents_lint_in_well_under_a_few_seconds(corpus: Path, tmp_path: Path) -> None:
+def test_a_thousand_agents_each_get_their_own_findings(corpus: Path, tmp_path: Path) -> None:
+    """Scale without timing (bench/lint.py prints the wall time of this case): nothing merged or lost."""
     sources = sorted((corpus / "awesome-copilot" / "agents").glob("*.agent.md"))
     target = tmp_path / ".github" / "agents"
     target.mkdir(parents=True)
     for i in range(1000):
         source = sources[i % len(sources)]
         shutil.copyfile(source, target / f"{i:04d}-{source.name}")
-    started = time.perf_counter()
     findings = run(tmp_path, select=["AGT", "MCP0"]).findings
-    elapsed = time.perf_counter() - started
     assert sum(1 for f in findings if f.rule == "AGT006") == sum(
         1 for i in range(1000) if "pimcore" in sources[i % len(sources)].name
     )
-    assert elapsed < 4.0, f"lint of 1,000 agents took {elapsed:.2f} s"
 
 
 def test_a_non_ascii_letter_in_an_agent_file_name_is_reported(tmp_path: Path) -> None:

@@ -65,3 +65,12 @@ def test_github_changed_only_keeps_findings_on_changed_lines(project: Path) -> N
     # a deletion-only change: the file changed, no line of it did; file-level findings still show
     assert shown({MCP: frozenset()}) == ["::warning file=.mcp.json,"]
     assert shown({}) == []
+
+
+def test_github_says_how_many_findings_the_annotation_cap_drops(project: Path) -> None:
+    many = [UNKNOWN_TOOL.finding(location=Location(AGENT, n), ref=f"r{n}", guess="y") for n in range(1, 14)]
+    notes = [NOT_SNAPSHOTTED.finding(location=Location(MCP, n), server=f"s{n}") for n in range(1, 4)]
+    lines = render(many + notes, "github", context(project)).splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 13
+    assert lines[-1].startswith("quiver: 3 errors not annotated: GitHub shows at most 10 annotations of each kind")
+    assert not any(line.startswith("quiver:") for line in render(notes, "github", context(project)).splitlines())

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -69,9 +70,13 @@ def test_sarif_describes_each_rule_that_appears_once_with_its_metadata(project: 
     first = driver["rules"][0]
     rule = RULES["AGT008"]
     assert first["name"] == "unknown-tool-reference"
-    assert first["shortDescription"] == {"text": "Flags a `tools` entry that names no known tool."}
-    assert first["fullDescription"]["text"] == rule.doc.strip()
+    assert first["shortDescription"] == {"text": "Flags a tools entry that names no known tool."}
+    assert first["fullDescription"] == {
+        "text": "Flags a tools entry that names no known tool. It is a test rule.\n\nIt costs."
+    }
     assert first["help"]["markdown"] == rule.doc.strip()
+    assert "##" not in first["help"]["text"] and "`" not in first["help"]["text"]
+    assert first["helpUri"] == "https://quiver.dev/rules/AGT008"
     assert first["defaultConfiguration"] == {"level": "error"}
     assert first["properties"]["tags"] == ["lint", "AGT"]
     assert [r["defaultConfiguration"]["level"] for r in driver["rules"]] == ["error", "note", "warning"]
@@ -97,7 +102,8 @@ def test_sarif_results_carry_location_fingerprint_and_rule_index(project: Path) 
             }
         }
     ]
-    assert [r["partialFingerprints"] for r in results] == [{"quiverFingerprint/v1": f.fingerprint} for f in findings]
+    assert [r["partialFingerprints"]["quiverFingerprint/v1"] for r in results] == [f.fingerprint for f in findings]
+    assert all(re.fullmatch(r"[0-9a-f]+:\d+", r["partialFingerprints"]["primaryLocationLineHash"]) for r in results)
     assert results[0]["properties"] == {"agent": "triage"}
     assert results[2]["properties"] == {"server": "notion"}
 

@@ -28,7 +28,7 @@ WRITE = {
     "side_effect": "reversible_write", "idempotent": False, "approval": "never", "timeout_ms": 600_000,
     "retry": {"maximum_attempts": 3, "initial_interval": 0.01},
     "reconcile": {"tool": "effect_applied", "arguments": {"key": "$.idempotency_key"},
-                  "succeeded_when": "$.structuredContent.applied"},
+                  "succeeded_when": "$.structuredContent.applied", "tool_sha256": "cd" * 32},
 }  # fmt: skip
 KEYS = [f"key-{n}" for n in range(4)]
 

@@ -35,7 +35,7 @@ WRITE = {**READ, "side_effect": "reversible_write", "idempotent": False}
 IRREVERSIBLE = {**WRITE, "side_effect": "irreversible_write"}
 KEYED_WRITE = {**WRITE, "idempotency_key_argument": "idempotency_key"}
 RECONCILE = {"tool": "effect_of", "arguments": {"key": "$.idempotency_key", "amount": "$.arguments.amount"},
-             "succeeded_when": "$.structuredContent.applied"}  # fmt: skip
+             "succeeded_when": "$.structuredContent.applied", "tool_sha256": "cd" * 32}  # fmt: skip
 
 
 def ok(value: object = 1) -> dict[str, Any]:
@@ -310,7 +310,7 @@ async def test_non_retryable_errors_from_the_policy_are_not_retried(store: Sqlit
 
 @pytest.mark.anyio
 async def test_a_tool_error_result_is_final_and_never_retried(store: SqliteLedger, clock: FakeClock) -> None:
-    upstream = Upstream({"content": [{"type": "text", "text": "try again"}], "isError": True})
+    upstream = Upstream({"content": [{"type": "text", "text": "no such account: 7"}], "isError": True})
     outcome = await executor(store, clock).execute(call("add", READ, a=1, b=2), upstream)
     assert (outcome.state, len(upstream.calls)) == ("failed_final", 1)
     assert (await store.get(outcome.action_id or "")).error_type == "tool_error"

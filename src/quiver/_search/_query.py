@@ -1,18 +1,21 @@
 """Query analysis: a user's sentence -> weighted index terms.
 
 Steps, each optional through `QueryOptions` so the benchmark can measure it alone:
-literal values (quotes, URLs, paths, e-mails) are damped and replaced by their shape; words are split
-and stemmed like documents; split words are joined and joined words are split when the other form is
-an index term ("file system" / "filesystem"); a word the index does not know is matched to its
-nearest index terms (typos); vocabulary groups add near-synonyms at a reduced weight.
+literal values (quotes, URLs, paths, repository slugs, e-mails) are damped and replaced by their shape;
+words are split and stemmed like documents (a stem reached by stripping -ed/-ing weighs less than the
+word said); split words are joined and joined words are split when the other form is an index term
+("file system" / "filesystem"); a word the index does not know, and that is not an English word, is
+matched to its nearest index terms (typos); vocabulary groups add near-synonyms at a reduced weight.
 """
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
+from pathlib import Path
 
 from quiver._search import _text
 from quiver._search._vocab import GROUPS
@@ -24,8 +27,10 @@ SHAPE_TERMS: Mapping[str, tuple[str, ...]] = {
     "file": ("path", "file"),
     "email": ("email",),
     "selector": ("element",),
+    "repository": (_text.stem("repository"),),
 }
 MAX_PHRASE = 3
+WORDS = Path(__file__).with_name("data") / "english-words.txt.gz"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +44,7 @@ class QueryOptions:
     synonym_weight: float = 0.35
     typo_weight: float = 0.8
     shape_weight: float = 0.5  # the term a literal value's shape stands for ("url" for a URL)
+    inflection_weight: float = 0.6  # a stem reached by stripping -ed/-ing (`filed` -> `file`)
     value_weight: float = 0.3  # the words inside a literal value (a URL, a path, an e-mail address)
     quoted_weight: float = 0.5  # the words inside quotes
 
@@ -116,13 +122,16 @@ def analyze(
         chunk_weight = 1.0 if primary else options.value_weight if kind == "value" else options.quoted_weight
         seq = [(_text.stem(w), w) for w in _text.words(text)]
         by_term: dict[str, dict[str, float]] = {}
-        for term in _text.terms(text):
+        for term, word in seq:
+            if word in _text.STOPWORDS:
+                continue
             if term not in by_term:
                 by_term[term] = out.concept(primary=primary)
-                by_term[term][term] = chunk_weight
+            weight = chunk_weight * (options.inflection_weight if _text.inflected(word) else 1.0)
+            _add(by_term[term], term, weight)
         if not primary:
             continue
-        content = [s for s, w in seq if w not in _text.STOPWORDS]
+        content = [(s, w) for s, w in seq if w not in _text.STOPWORDS]
         if options.compounds:
             _compounds([w for _, w in seq if w not in _text.STOPWORDS], out)
         if options.typos and typo_candidates:
@@ -151,8 +160,15 @@ def _compounds(words: list[str], out: _Builder) -> None:
                 break
 
 
+@cache
+def dictionary() -> frozenset[str]:
+    """English words of four letters or more (the whole-word entries of the MiniLM WordPiece vocabulary):
+    a word in it is never "corrected" to an index term (`stale` is not a typo of `star`)."""
+    return frozenset(gzip.decompress(WORDS.read_bytes()).decode("utf-8").split())
+
+
 def _typos(
-    content: list[str],
+    content: list[tuple[str, str]],
     known: Mapping[tuple[str, ...], tuple[str, ...]],
     candidates: tuple[str, ...],
     options: QueryOptions,
@@ -162,8 +178,11 @@ def _typos(
     from rapidfuzz import process
     from rapidfuzz.distance import OSA
 
-    for term in content:
+    english = dictionary()
+    for term, word in content:
         if term in vocabulary or (term,) in known or len(term) < 4 or term.isdigit() or term not in by_term:
+            continue
+        if word in english:
             continue
         max_edits = 1 if len(term) < 8 else 2
         for match, edits, _ in process.extract(term, candidates, scorer=OSA.distance, score_cutoff=max_edits, limit=3):

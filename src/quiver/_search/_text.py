@@ -45,14 +45,25 @@ INVARIANT = frozenset(_INVARIANT_TEXT.split())
 
 _VOWELS = frozenset("aeiouy")
 _DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
-# camelCase and acronyms split (`getHTTPResponse2` -> get HTTP Response 2); CJK runs kept whole
-_WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+# camelCase and acronyms split (`getHTTPResponse2` -> get HTTP Response 2); a plural acronym stays whole
+# (`PRs`, `URLs`, `IDs`: the acronym, not `p` + `rs`); CJK runs kept whole
+_WORD_RE = re.compile(
+    r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+"
+)
 _URL_RE = re.compile(
     r"^(?:[a-z][a-z0-9+.-]*://\S+|www\.\S+|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|gov|edu|co|app"
     r"|info|me|us|uk|de|cn|jp)(?:[/:?#]\S*)?)$",
     re.IGNORECASE,
 )
 _EMAIL_RE = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.-]+$")
+# `owner/repo` (a code host's repository slug), not a path: one slash, no leading `.`, `/` or `~`, a first
+# part that is not a usual folder name, and a last part without a file extension (`next.js` style allowed)
+_SLUG_RE = re.compile(r"^[A-Za-z0-9][\w-]*/[A-Za-z0-9][\w-]*(?:\.js)?$")
+_FOLDERS_TEXT = """
+    src lib libs app apps bin build dist docs doc test tests spec scripts tmp var etc home usr opt data config
+    configs assets static public images img pkg cmd internal vendor node_modules examples
+"""
+_FOLDERS = frozenset(_FOLDERS_TEXT.split())
 _PATH_RE = re.compile(r"^(?:~|\.{1,2})?[/\\]\S*|^\S+[/\\]\S*$")
 _FILE_RE = re.compile(r"(?:^|[/\\])[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,4}$|(?:^|[/\\])\.[a-z]\w*$")
 _SELECTOR_RE = re.compile(
@@ -103,6 +114,12 @@ def _stem(word: str) -> str:
     return word
 
 
+def inflected(word: str) -> bool:
+    """Whether stemming `word` strips a verb ending (-ed, -ing), which can turn it into another word class
+    (`filed` -> `file`, `dropped` -> `drop`): the query gives such a stem less weight than the word said."""
+    return word.endswith(("ed", "ing")) and word not in INVARIANT and stem(word) != word and len(word) > 4
+
+
 def stem(word: str) -> str:
     """Stem one lower-case word; memoised, since vocabularies are small and repetitive."""
     got = _stem_cache.get(word)
@@ -120,6 +137,13 @@ def _cjk_terms(run: str) -> Iterator[str]:
         yield run[i : i + 2]
 
 
+def _acronym(word: str) -> str:
+    """`PRs` -> `pr`; other words lower-cased."""
+    if len(word) > 2 and word[-1] == "s" and word[-2].isupper():
+        return word[:-1].lower()
+    return word.lower()
+
+
 def words(text: str) -> list[str]:
     """Lower-case words of `text`: identifiers split (`localStorage` -> local, storage), CJK as bigrams."""
     found = _WORD_RE.findall(text)
@@ -129,9 +153,9 @@ def words(text: str) -> list[str]:
             if w[0] > "\x7f":
                 out.extend(_cjk_terms(w))
             else:
-                out.append(w.lower())
+                out.append(_acronym(w))
         return out
-    return [w.lower() for w in found]
+    return [_acronym(w) for w in found]
 
 
 def terms(text: str) -> list[str]:
@@ -182,6 +206,8 @@ def _shaped(text: str) -> Iterator[tuple[str, str, str | None]]:
         shape: str | None = None
         if _EMAIL_RE.match(bare):
             shape = "email"
+        elif _SLUG_RE.match(bare) and bare.split("/", 1)[0].lower() not in _FOLDERS:
+            shape = "repository"
         elif _URL_RE.match(bare):
             shape = "url"
         elif _SELECTOR_RE.match(bare):

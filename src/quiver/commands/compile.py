@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from quiver.compile import build_index, build_manifest, emit, render_json
+from quiver.compile import build_index, build_manifest, render_json
 from quiver.errors import QuiverError
+from quiver.host_exports import emit
 from quiver.lint.agt.tool_references import reference_findings
+from quiver.lint.agt.unverifiable_tool_references import unverified_findings
 from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
 from quiver.lint.mcp.unserved_tool_entries import unserved_findings
 from quiver.model import JSON, Finding
@@ -32,28 +34,30 @@ class CompileResult:
 
 
 def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ()) -> CompileResult:
-    """Everything compile would write, in memory."""
-    project = load_project(root)
+    """Everything compile would write, in memory: nothing when a project-wide input is broken."""
+    project = load_project(root, collect=True)
+    if project.blocking:
+        return CompileResult(project, (), {}, (), project.errors)
     resolved = tuple(resolve_project(project))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
     outputs: dict[str, str] = {}
     manifests = {}
     for item in resolved:
-        manifest = build_manifest(item, project.config, cache)
+        manifest = build_manifest(item, project.config, cache, project.lock)
         manifests[item.agent.id] = manifest
         outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:
-            outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host))
+            outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host, cache))
     index = build_index(manifests, out_dir)
     _check_schema(manifests, index)
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
-    findings = [*unserved_findings(project)]
+    findings = [*unsnapshotted_findings(resolved), *unserved_findings(project)]
     for item in resolved:
         findings.extend(reference_findings(item))
-        findings.extend(unsnapshotted_findings(item))
+        findings.extend(unverified_findings(item))
     return CompileResult(project, resolved, outputs, tuple(findings), project.errors)
 
 

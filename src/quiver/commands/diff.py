@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
-from quiver.contract.sides import Side, default_base, load_side
+from quiver.contract.sides import Side, default_base, load_side, name_servers
+from quiver.errors import UsageError
+from quiver.findings.rule import Rule
 from quiver.model import Finding
 from quiver.sources.contract_ignore import read_ignores
 from quiver.sources.files import write_atomic
@@ -63,6 +65,12 @@ def _agent_findings(old: Side, new: Side) -> list[Finding]:
     return out
 
 
+def contract_overrides(overrides: Mapping[str, str], table: Mapping[str, Rule]) -> dict[str, str]:
+    """The severity overrides that name contract rules; the others belong to `quiver lint`, which checks them.
+    A `CTR` code that is no contract rule is still an error (apply_severity reports it)."""
+    return {k: v for k, v in overrides.items() if k in table or k.upper().startswith("CTR")}
+
+
 def _changed_files(root: Path, base: str | None) -> dict[str, frozenset[int]]:
     """Every finding of a diff is about a change, and a removed tool has no line of its own in the new
     file: so `--changed-only` keeps the findings of every changed file, on any line."""
@@ -83,27 +91,34 @@ def run(
     *,
     base: str | None,
     head: str | None,
-    server: str,
+    server: str | None,
     fmt: str,
     fail_on: str,
     output: Path | None,
     changed_only: bool,
     color: bool,
     severity: Mapping[str, str] | None = None,
+    commits: str | None = None,
 ) -> int:
-    from quiver.commands.rule import rule_table
     from quiver.config import load_config
-    from quiver.findings.severity import apply_severity, at_or_above
+    from quiver.findings.severity import at_or_above
     from quiver.report.render import ReportContext, render
 
     config = load_config(root)
-    base_spec = base if base is not None else default_base(root)
-    old = load_side(root, base_spec, server=server, lock_rel=config.lock)
-    new = load_side(root, head, server=server, lock_rel=config.lock)
-    table = rule_table()
-    findings = apply_severity(diff_sides(old, new), {**config.severity, **(severity or {})})
+    table = _contract_table()
+    overrides = contract_overrides({**config.severity, **(severity or {})}, table)
     ignores = read_ignores(root)
-    kept = [f for f in findings if f.fingerprint not in ignores]
+    if commits is not None:
+        if base is None or head is not None:
+            raise UsageError(
+                "`--commits RANGE` diffs one path through history", hint="write `quiver diff --commits A..B PATH`"
+            )
+        return _history(root, commits, base, server or "server", overrides, ignores, fmt, fail_on, output)
+    base_spec = base if base is not None else default_base(root)
+    old, new = name_servers(
+        load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock), server
+    )
+    findings = _accepted(diff_sides(old, new), overrides, ignores)
     changed = None
     if changed_only:
         changed = _changed_files(root, base_spec if base is not None or head is None else None)
@@ -113,11 +128,71 @@ def run(
         root=root,
         color=color,
         changed_lines=changed,
-        summary={"ignored": len(findings) - len(kept)},
+        summary={"ignored": len(findings[1])},
     )
-    text = render(kept, fmt, ctx)
+    _write(render(findings[0], fmt, ctx), output)
+    from quiver.report.changes import in_scope
+
+    return 1 if at_or_above(in_scope(findings[0], changed), fail_on) else 0
+
+
+def _contract_table() -> Mapping[str, Rule]:
+    """The contract rules only: `quiver diff` never builds the lint catalog."""
+    from quiver.contract.rules import CONTRACT_RULES
+    from quiver.findings.rule import index_rules
+
+    return index_rules(CONTRACT_RULES)
+
+
+def _accepted(
+    findings: list[Finding], overrides: Mapping[str, str], ignores: Mapping[str, str]
+) -> tuple[list[Finding], list[Finding]]:
+    """(kept, ignored): severities overridden, then the ignore file applied."""
+    from quiver.findings.severity import apply_severity
+
+    adjusted = apply_severity(findings, overrides)
+    return [f for f in adjusted if f.fingerprint not in ignores], [f for f in adjusted if f.fingerprint in ignores]
+
+
+def _history(
+    root: Path,
+    rev_range: str,
+    path: str,
+    server: str,
+    overrides: Mapping[str, str],
+    ignores: Mapping[str, str],
+    fmt: str,
+    fail_on: str,
+    output: Path | None,
+) -> int:
+    """`quiver diff --commits A..B PATH`: every commit that touched PATH against its parent, in one process."""
+    import json
+
+    from quiver.contract.history import diff_history
+    from quiver.findings.severity import at_or_above
+
+    worst: list[Finding] = []
+    records: list[dict[str, object]] = []
+    lines: list[str] = []
+    for step, found in diff_history(root, rev_range, path, server=server):
+        kept, _ = _accepted(found, overrides, ignores)
+        worst += at_or_above(kept, fail_on)
+        records.append({"base": step.parent, "head": step.commit, "findings": [f.to_json() for f in kept]})
+        serious = [f for f in kept if f.severity != "info"]
+        lines.append(f"{(step.parent or 'root')[:10]}..{step.commit[:10]} {step.subject}: {len(kept)} findings")
+        lines += [f"  {f.severity}[{f.rule}] {f.message}" for f in serious]
+    if fmt == "json":
+        text = json.dumps(records, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    elif fmt == "text":
+        text = "\n".join(lines) + "\n" if lines else f"no commit of {rev_range} touched {path}\n"
+    else:
+        raise UsageError(f"`--commits` writes text or json, not {fmt}", hint="pass `--format text` or `--format json`")
+    _write(text, output)
+    return 1 if worst else 0
+
+
+def _write(text: str, output: Path | None) -> None:
     if output is not None:
         write_atomic(output, text)
     else:
         click.echo(text, nl=False)
-    return 1 if at_or_above(kept, fail_on) else 0

@@ -49,10 +49,12 @@ def run(
             click.echo(f"fixed {fixed} finding(s)", err=True)
             outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
     changed = None
+    findings = outcome.findings
     if changed_only:
-        from quiver.report.changes import changed_lines
+        from quiver.report.changes import changed_lines, in_scope
 
         changed = changed_lines(root, base)
+        findings = tuple(in_scope(findings, changed))
     ctx = ReportContext(
         tool="lint",
         rules=rule_table(),
@@ -61,9 +63,11 @@ def run(
         changed_lines=changed,
         summary={"suppressed": outcome.suppressed, "baselined": outcome.baselined},
     )
-    text = render(outcome.findings, fmt, ctx)
+    text = render(findings, fmt, ctx)
     if output is not None:
         write_atomic(output, text)
     else:
         click.echo(text, nl=False)
-    return 1 if at_or_above(outcome.findings, fail_on) else 0
+    if outcome.project.errors:
+        return 2  # an input file could not be read: its findings above name each one
+    return 1 if at_or_above(findings, fail_on) else 0

@@ -22,7 +22,8 @@ from quiver.contract._sample import (
     sample_type,
     string_ok,
 )
-from quiver.contract.schema import Document, Shape, json_type, type_allows, value_key
+from quiver.contract.document import Document, json_type
+from quiver.contract.schema import Shape, type_allows, value_key
 from quiver.model import JSON
 
 MAX_CANDIDATES = 24

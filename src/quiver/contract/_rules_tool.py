@@ -39,11 +39,16 @@ TOOL_RENAMED = Rule(
     kind="tool",
     action="renamed",
     message="tool `{tool}` was removed; renamed to `{new_name}`",
-    hint="serve `{tool}` as an alias of `{new_name}` until every caller has moved",
+    hint="serve `{tool}` as an alias of `{new_name}` until every caller has moved; the alias must keep accepting "
+    "{accepts}",
     doc=rule_doc(
-        what="Reports a removed tool when an added tool is near-identical to it (name, description and schema "
-        "similarity of at least 0.8): the tool was renamed.",
-        why="Callers of the old name fail exactly as for a removal; the new name tells them where to go.",
+        what="Reports a removed tool when an added tool has the same normalised name (case, `-`, `_`, `.` and "
+        "camelCase ignored: `getTinyImage` and `get-tiny-image`) or is near-identical to it (name, description "
+        "and schema similarity of at least 0.8; the same non-trivial input schema counts for half): the tool was "
+        "renamed. The two schemas are then diffed like any other tool: their findings are reported on the new "
+        "name, and the hint says what an alias of the old name must keep accepting.",
+        why="Callers of the old name fail exactly as for a removal; the new name tells them where to go. Pointing "
+        "them there is not enough when the new schema rejects their old arguments.",
         example="""
         Old `list_workflows`, new `actions_list` with the same description and schema.
         Use instead: serve both names while callers migrate.""",

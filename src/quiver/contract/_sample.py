@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from quiver.contract.schema import Document, Shape, branch_shapes, shape_of, type_allows
+from quiver.contract.document import Document
+from quiver.contract.schema import Shape, branch_shapes, shape_of, type_allows
 from quiver.errors import InputError
 from quiver.model import JSON
 

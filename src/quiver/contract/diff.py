@@ -8,15 +8,19 @@ schema finding carries a witness confirmed with jsonschema; without one it is a 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from quiver.contract import _rules_gaps as gap_rules
 from quiver.contract import _rules_tool as tool_rules
+from quiver.contract._change import Change
+from quiver.contract.catalog_files import UNREADABLE  # set by a side reader on a tool it could not read
+from quiver.contract.document import Document
 from quiver.contract.rules import rule_for
-from quiver.contract.schema import Document
-from quiver.contract.taxonomy import WIDER
-from quiver.contract.walk import Change, Walker
+from quiver.contract.taxonomy import WIDER, UnknownCell
+from quiver.contract.walk import Walker
 from quiver.contract.witness import Checker, build_witness
 from quiver.errors import InputError
 from quiver.findings.rule import Rule
@@ -44,8 +48,23 @@ class _Where:
 def diff_tool(
     old: Mapping[str, JSON], new: Mapping[str, JSON], *, server: str, location: Location | None = None
 ) -> list[Finding]:
-    """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted."""
+    """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted.
+
+    A tool that cannot be read or compared gets one CTR080 finding with the reason, never an exception."""
     at = _Where(server, str(new.get("name") or old.get("name") or ""), location)
+    for side, tool in (("old", old), ("new", new)):
+        if UNREADABLE in tool:
+            return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=f"the {side} definition {tool[UNREADABLE]}")]
+    try:
+        return _diff_tool(old, new, at)
+    except InputError as error:
+        return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=error.message)]
+    except RecursionError:
+        reason = "the schema is nested too deeply for the comparison"
+        return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=reason)]
+
+
+def _diff_tool(old: Mapping[str, JSON], new: Mapping[str, JSON], at: _Where) -> list[Finding]:
     findings: list[Finding] = []
     if _words(old.get("description")) != _words(new.get("description")):
         findings.append(at.finding(tool_rules.TOOL_DESCRIPTION_CHANGED))
@@ -77,10 +96,13 @@ def diff_catalogs(
     findings: list[Finding] = []
     for name in removed:
         at = _Where(server, name, where.get(name))
-        if name in renames:
-            findings.append(at.finding(tool_rules.TOOL_RENAMED, new_name=renames[name]))
-        else:
+        if name not in renames:
             findings.append(at.finding(tool_rules.TOOL_REMOVED))
+            continue
+        target = renames[name]
+        compared = diff_tool(old[name], new[target], server=server, location=where.get(target))
+        findings += compared
+        findings.append(at.finding(tool_rules.TOOL_RENAMED, new_name=target, accepts=_alias_must_accept(compared)))
     renamed_to = set(renames.values())
     for name in added:
         if name not in renamed_to:
@@ -126,7 +148,18 @@ def diff_agent_loads(
 
 
 def match_renames(removed: Mapping[str, Mapping[str, JSON]], added: Mapping[str, Mapping[str, JSON]]) -> dict[str, str]:
-    """Pair removed with added tools that are near-identical (best pairs first); {old name: new name}."""
+    """Pair removed with added tools: the same normalised name (case, `-`, `_`, `.`, camelCase) first, then
+    near-identical ones (best pairs first); {old name: new name}."""
+    pairs: dict[str, str] = {}
+    by_norm: dict[str, list[str]] = {}
+    for name in added:
+        by_norm.setdefault(normalise_name(name), []).append(name)
+    for name in removed:
+        same = by_norm.get(normalise_name(name), [])
+        if len(same) == 1 and same[0] not in pairs.values():
+            pairs[name] = same[0]
+    removed = {n: t for n, t in removed.items() if n not in pairs}
+    added = {n: t for n, t in added.items() if n not in pairs.values()}
     scored = sorted(
         (
             (similarity(old, new), old_name, new_name)
@@ -135,7 +168,6 @@ def match_renames(removed: Mapping[str, Mapping[str, JSON]], added: Mapping[str,
         ),
         key=lambda item: (-item[0], item[1], item[2]),
     )
-    pairs: dict[str, str] = {}
     for score, old_name, new_name in scored:
         if score < RENAME_THRESHOLD:
             break
@@ -145,16 +177,38 @@ def match_renames(removed: Mapping[str, Mapping[str, JSON]], added: Mapping[str,
 
 
 def similarity(old: Mapping[str, JSON], new: Mapping[str, JSON]) -> float:
-    """0..1: name 0.2, description 0.4 and input schema 0.4 (difflib ratios)."""
+    """0..1: name 0.2, description 0.4 and input schema 0.4 (difflib ratios). A tool with the same
+    non-trivial input schema scores at least half its name ratio plus 0.5 (a reworded description does not
+    hide a rename)."""
 
     def ratio(a: str, b: str) -> float:
         return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
-    return (
-        0.2 * ratio(str(old.get("name", "")), str(new.get("name", "")))
+    old_schema, new_schema = canonical_json(old.get("inputSchema")), canonical_json(new.get("inputSchema"))
+    names = ratio(normalise_name(str(old.get("name", ""))), normalise_name(str(new.get("name", ""))))
+    score = (
+        0.2 * names
         + 0.4 * ratio(_words(old.get("description")), _words(new.get("description")))
-        + 0.4 * ratio(canonical_json(old.get("inputSchema")), canonical_json(new.get("inputSchema")))
+        + 0.4 * ratio(old_schema, new_schema)
     )
+    schema = old.get("inputSchema")
+    if old_schema == new_schema and isinstance(schema, dict) and schema.get("properties"):
+        score = max(score, 0.5 * names + 0.5)
+    return score
+
+
+def normalise_name(name: str) -> str:
+    """`getTinyImage`, `get-tiny-image`, `get.tiny_image` -> `get_tiny_image`."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    return re.sub(r"[-_.\s]+", "_", spaced).lower().strip("_")
+
+
+def _alias_must_accept(findings: Iterable[Finding]) -> str:
+    """What an alias of the old name must keep accepting: the old arguments, and each break the new schema made."""
+    breaks = [f.message.split(": ", 1)[-1] for f in findings if f.severity != "info" and f.rule != "CTR004"]
+    if not breaks:
+        return "the old arguments (the schema is compatible)"
+    return "the old arguments, which the new schema rejects: " + "; ".join(breaks)
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -168,12 +222,9 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 def _schema(direction: Direction, old_raw: JSON, new_raw: JSON, at: _Where) -> list[Finding]:
     key = "inputSchema" if direction == "input" else "outputSchema"
-    try:
-        old = _load(old_raw, f"old `{key}`")
-        new = _load(new_raw, f"new `{key}`")
-        return _compare(direction, old, new, at)
-    except InputError as error:
-        raise InputError(f"tool `{at.tool}`: {error.message}", hint=error.hint) from error
+    old = _load(old_raw, f"old `{key}`")
+    new = _load(new_raw, f"new `{key}`")
+    return _compare(direction, old, new, at)
 
 
 def _compare(direction: Direction, old: Document, new: Document, at: _Where) -> list[Finding]:
@@ -191,6 +242,8 @@ def _compare(direction: Direction, old: Document, new: Document, at: _Where) -> 
                 continue
             if breaking and "declaration" not in change.flags and finding.severity != "info":
                 finding = _with_witness(finding, change, checker, accepting, direction)
+                if finding.witness is None and "speculative" in change.flags:
+                    continue  # a candidate change (overlapping branches) that no value confirms: none
             findings.append(finding)
     return findings
 
@@ -210,14 +263,18 @@ def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: 
     elif action == "changed" and not breaking:
         return None  # a changed const/pattern/format is reported once, with a witness, by the breaking run
     elif not b_is_new:
-        action = WIDER[(kind, action)]
+        wider = WIDER.get((kind, action))
+        if wider is None:
+            raise UnknownCell(f"contract change {kind}/{action} has no widening counterpart")
+        action = wider
     rule = rule_for(direction, kind, action)
     if rule is None:
         return None  # a waived cell: see taxonomy.WAIVERS
     values = dict(change.values)
     a_text, b_text = values.pop("a", ""), values.pop("b", "")
     old_text, new_text = (a_text, b_text) if b_is_new else (b_text, a_text)
-    template = {"value": "", "keyword": "", "was": "", "prop": "", **values, "old": old_text, "new": new_text}
+    template = {"value": "", "keyword": "", "was": "", "prop": "", "reason": "", **values}
+    template.update(old=old_text, new=new_text)
     return at.finding(rule, **template)
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from quiver.contract import _rules_gaps as gap
 from quiver.contract import _rules_input as inp
 from quiver.contract import _rules_output as out
 from quiver.contract import _rules_tool as tool
-from quiver.contract.taxonomy import Cell
+from quiver.contract.taxonomy import WAIVERS, Cell, UnknownCell
 from quiver.findings.rule import Rule
 
 CONTRACT_RULES: tuple[Rule, ...] = (
@@ -65,11 +66,29 @@ CONTRACT_RULES: tuple[Rule, ...] = (
     out.OPTIONAL_PROPERTY_REMOVED,  # CTR067 warning  output/property/removed
     tool.AGENT_TOOL_LOST,  # CTR070 warning  agent/tool/removed
     tool.AGENT_TOOL_LOAD_CHANGED,  # CTR071 info  agent/load/changed
+    gap.TOOL_SCHEMA_UNREADABLE,  # CTR080 error  tool/schema/unreadable
+    gap.COMPOSITION_BRANCHES_OVERLAP,  # CTR081 error  input/composition/overlap
+    gap.COMPOSITION_OVERLAP_REMOVED,  # CTR082 warning  output/composition/overlap-removed
+    gap.CONSTRAINT_ADDED,  # CTR083 error  input/constraint/added
+    gap.CONSTRAINT_REMOVED,  # CTR084 warning  output/constraint/removed
+    gap.DEFAULT_ADDED,  # CTR085 warning  input/default/added
+    gap.DEFAULT_REMOVED,  # CTR086 warning  input/default/removed
+    gap.INPUT_KEYWORD_NOT_ANALYSED,  # CTR087 warning  input/keyword/changed
+    gap.OUTPUT_KEYWORD_NOT_ANALYSED,  # CTR088 warning  output/keyword/changed
+    gap.INPUT_SUBSCHEMA_NOT_COMPARED,  # CTR089 warning  input/subschema/not-compared
+    gap.OUTPUT_SUBSCHEMA_NOT_COMPARED,  # CTR090 warning  output/subschema/not-compared
 )
 
 RULES_BY_CELL: Mapping[Cell, Rule] = {(r.direction or "", r.kind or "", r.action or ""): r for r in CONTRACT_RULES}
 
 
 def rule_for(direction: str, kind: str, action: str) -> Rule | None:
-    """The rule for one taxonomy cell; None when the cell is waived (see taxonomy.WAIVERS)."""
-    return RULES_BY_CELL.get((direction, kind, action))
+    """The rule for one taxonomy cell; None when the cell is waived (see taxonomy.WAIVERS).
+
+    A cell with neither a rule nor a waiver raises UnknownCell: the walker produced a change nobody decided
+    about, which is a bug to fix, not a change to drop."""
+    cell = (direction, kind, action)
+    rule = RULES_BY_CELL.get(cell)
+    if rule is None and cell not in WAIVERS:
+        raise UnknownCell(f"contract change {direction}/{kind}/{action} has no rule and no waiver")
+    return rule

@@ -9,10 +9,11 @@ used to find candidate changes; every breaking verdict is confirmed with jsonsch
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from quiver.contract.document import REF_HINT, Document, RemoteRef, json_type
 from quiver.errors import InputError
 from quiver.model import JSON, canonical_json
 
@@ -20,58 +21,33 @@ MAX_REF_HOPS = 64  # a chain of `$ref` to `$ref` longer than this is a cycle wit
 TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 NUMERIC_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 LENGTH_KEYS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
-_DATA_KEYS = frozenset({"const", "enum", "default", "examples", "example"})
-_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
-_OLD_DRAFTS = ("draft-04", "draft-06", "draft-07")
-_REF_HINT = "define the target under `$defs` in the same schema; remote references are not followed"
+# Keywords whose change the diff does not analyse for variance: a change is named, never dropped.
+NOT_ANALYSED = (
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "$vocabulary",
+    "unevaluatedItems",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+)
+# Keywords the walk compares for variance (structure, applicators, assertions), in every dialect's spelling.
+ANALYSED = (
+    *("$schema", "$id", "id", "$ref", "$anchor", "$defs", "definitions"),
+    *("allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
+    *("properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames"),
+    *("required", "dependentRequired", "dependentSchemas", "dependencies", "minProperties", "maxProperties"),
+    *("items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains"),
+    *("minItems", "maxItems", "uniqueItems", "type", "enum", "const", "nullable", "format"),
+    *("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength"),
+    *("pattern", "default", "description"),
+)
+# Annotations with no effect on validity: analysed, and invariant (`description` and `default` are reported).
+ANNOTATIONS = ("title", "$comment", "deprecated", "readOnly", "writeOnly", "examples", "example")
 
 Kind = Literal["anyOf", "oneOf"]
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """One schema document: the root that `#...` references resolve against."""
-
-    root: JSON
-    anchors: Mapping[str, JSON] = field(default_factory=dict)
-    siblings_apply: bool = True  # 2019-09+: keywords beside `$ref` apply; draft-07 and older: ignored
-
-    @classmethod
-    def load(cls, root: JSON) -> Document:
-        """Check the document and every `$ref` in it; raise InputError when one does not resolve."""
-        if not isinstance(root, (dict, bool)):
-            raise InputError(
-                f"schema must be a JSON object or boolean, not {json_type(root)}",
-                hint='an MCP `inputSchema` is an object such as {"type": "object"}',
-            )
-        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
-        anchors = {name: node for name, node in _walk(root) if name}
-        doc = cls(root, anchors, not any(d in str(dialect) for d in _OLD_DRAFTS))
-        for _, node in _walk(root, refs=True):
-            doc.lookup(node["$ref"])
-        return doc
-
-    def lookup(self, ref: JSON) -> JSON:
-        """The node a local `$ref` points to."""
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            raise InputError(f"`$ref` {_show(ref)} is not a local reference", hint=_REF_HINT)
-        fragment = ref[1:]
-        if fragment and not fragment.startswith("/"):
-            if fragment in self.anchors:
-                return self.anchors[fragment]
-            raise InputError(f"`$ref` {_show(ref)} names no `$anchor` in the schema", hint=_REF_HINT)
-        node = self.root
-        for raw in fragment.split("/")[1:]:
-            token = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise InputError(f"`$ref` {_show(ref)} does not resolve in the schema", hint=_REF_HINT)
-        if not isinstance(node, (dict, bool)):
-            raise InputError(f"`$ref` {_show(ref)} points to a {json_type(node)}, not a schema", hint=_REF_HINT)
-        return node
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +77,14 @@ class Shape:
     default: JSON = None
     description: str | None = None
     ref: str | None = None  # the last `$ref` followed to reach this node (cycle detection)
+    unresolved: str | None = None  # a remote `$ref` that was not followed: the node is not compared
+    unchecked: Mapping[str, JSON] = field(default_factory=dict)  # NOT_ANALYSED keywords present
+    contains: JSON = None  # None: absent
+    min_contains: int | None = None
+    max_contains: int | None = None
+    excluded: tuple[JSON, ...] = ()  # `not` subschemas
+    conditions: tuple[tuple[JSON, JSON, JSON], ...] = ()  # (`if`, `then`, `else`), None where absent
+    property_names: JSON = None  # None: absent
 
 
 ANY = Shape()
@@ -119,9 +103,13 @@ def shape_of(node: JSON, doc: Document, *, hops: int = 0) -> Shape:
             hint="every subschema (properties, items, anyOf branches...) must be an object or true/false",
         )
     if hops > MAX_REF_HOPS:
-        raise InputError("`$ref` chain never reaches a schema (cycle)", hint=_REF_HINT)
+        raise InputError("`$ref` chain never reaches a schema (cycle)", hint=REF_HINT)
     if "$ref" in node:
-        target = shape_of(doc.lookup(node["$ref"]), doc, hops=hops + 1)
+        try:
+            found = doc.lookup(node["$ref"], doc.base_of(node))
+        except RemoteRef:
+            return Shape(unresolved=str(node["$ref"]))
+        target = shape_of(found, doc, hops=hops + 1)
         target = replace(target, ref=str(node["$ref"]))
         rest = {k: v for k, v in node.items() if k != "$ref"}
         if not doc.siblings_apply or not rest:
@@ -194,6 +182,14 @@ def merge(a: Shape, b: Shape) -> Shape:
         default=a.default if a.has_default else b.default,
         description=a.description if a.description is not None else b.description,
         ref=a.ref or b.ref,
+        unresolved=a.unresolved or b.unresolved,
+        unchecked={**b.unchecked, **a.unchecked},
+        contains=a.contains if b.contains is None else b.contains if a.contains is None else a.contains,
+        min_contains=a.min_contains if a.min_contains is not None else b.min_contains,
+        max_contains=a.max_contains if a.max_contains is not None else b.max_contains,
+        excluded=a.excluded + tuple(x for x in b.excluded if x not in a.excluded),
+        conditions=a.conditions + tuple(c for c in b.conditions if c not in a.conditions),
+        property_names=_meet_schema(a.property_names, b.property_names),
     )
 
 
@@ -216,24 +212,6 @@ def type_allows(types: frozenset[str] | None, value: JSON) -> bool:
 def covers(types: frozenset[str] | None, kind: str) -> bool:
     """True when a node with `types` accepts every value of JSON type `kind`."""
     return types is None or kind in types or (kind == "integer" and "number" in types)
-
-
-def json_type(value: JSON) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def value_key(value: JSON) -> str:
@@ -282,7 +260,15 @@ def _own(node: Mapping[str, JSON], doc: Document) -> Shape:
     if isinstance(items, list):  # draft-07 tuple form
         prefix, items = items, node.get("additionalItems")
     kind: Kind | None = "anyOf" if "anyOf" in node else "oneOf" if "oneOf" in node else None
-    deps = node.get("dependentRequired") or {}
+    deps = dict(node.get("dependentRequired") or {})
+    dep_schemas = dict(node.get("dependentSchemas") or {})
+    for name, value in (node.get("dependencies") or {}).items():  # draft-04/06/07: both in one keyword
+        if isinstance(value, list):
+            deps.setdefault(name, value)
+        else:
+            dep_schemas.setdefault(name, value)
+    condition = (node["if"], node.get("then"), node.get("else")) if "if" in node else None
+    counts = {k: int(node[k]) for k in ("minContains", "maxContains") if _is_number(node.get(k))}
     return Shape(
         types=types,
         enum=enum,
@@ -301,10 +287,17 @@ def _own(node: Mapping[str, JSON], doc: Document) -> Shape:
         branches=tuple(node[kind]) if kind and isinstance(node[kind], list) else (),
         branch_kind=kind,
         dependent_required={k: tuple(v) for k, v in deps.items() if isinstance(v, list)},
-        dependent_schemas=dict(node.get("dependentSchemas") or {}),
+        dependent_schemas=dep_schemas,
         has_default="default" in node,
         default=node.get("default"),
         description=node["description"] if isinstance(node.get("description"), str) else None,
+        unchecked={k: node[k] for k in NOT_ANALYSED if k in node},
+        contains=node.get("contains"),
+        min_contains=counts.get("minContains"),
+        max_contains=counts.get("maxContains"),
+        excluded=(node["not"],) if "not" in node else (),
+        conditions=(condition,) if condition else (),
+        property_names=node.get("propertyNames"),
     )
 
 
@@ -318,6 +311,10 @@ def _collapse_null(shape: Shape, doc: Document, hops: int) -> Shape:
         shape, parts = replace(shape, branches=kept), [p for p in parts if not p.never]
         if not kept:
             return NEVER
+    values = tuple(v for p in parts for v in p.enum or () if type_allows(p.types, v))
+    distinct = shape.branch_kind == "anyOf" or len({value_key(v) for v in values}) == len(values)
+    if distinct and all(_only_values(raw, p) for raw, p in zip(shape.branches, parts, strict=True)):
+        return merge(without_branches(shape), Shape(enum=values, const=len(values) == 1))
     nulls = [p for p in parts if accepted_types(p) == frozenset({"null"})]
     rest = [p for p in parts if accepted_types(p) != frozenset({"null"})]
     if not nulls or len(rest) != 1 or rest[0].branches:
@@ -331,6 +328,14 @@ def _collapse_null(shape: Shape, doc: Document, hops: int) -> Shape:
         enum=None if base.enum is None else (*base.enum, None),
         const=False,
     )
+
+
+_VALUE_KEYS = frozenset({"const", "enum", "type", "title", "description", "$comment"})
+
+
+def _only_values(raw: JSON, part: Shape) -> bool:
+    """A branch that only lists values (`{"const": x}`, `{"enum": [...]}`): an anyOf of them is one enum."""
+    return isinstance(raw, dict) and part.enum is not None and not part.branches and set(raw) <= _VALUE_KEYS
 
 
 def _meet(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
@@ -364,31 +369,3 @@ def _zip_schemas(a: tuple[JSON, ...], b: tuple[JSON, ...]) -> tuple[JSON, ...]:
 
 def _is_number(value: JSON) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _walk(node: JSON, *, refs: bool = False) -> Iterator[tuple[str, JSON]]:
-    """Every schema object in the document: (anchor name or "", node); with refs=True only those with `$ref`.
-
-    Values of data keywords (`const`, `enum`, `default`, `examples`) are skipped; the values of name maps
-    (`properties`, `$defs`...) are schemas whatever their key is called.
-    """
-    stack: list[tuple[JSON, bool]] = [(node, False)]
-    while stack:
-        current, is_map = stack.pop()
-        if isinstance(current, list):
-            stack.extend((item, False) for item in reversed(current))
-        elif isinstance(current, dict) and is_map:
-            stack.extend((value, False) for value in reversed(current.values()))
-        elif isinstance(current, dict):
-            if refs and "$ref" in current:
-                yield "", current
-            elif not refs:
-                anchor = current.get("$anchor")
-                yield (anchor if isinstance(anchor, str) else ""), current
-            for key, value in reversed(current.items()):
-                if key not in _DATA_KEYS:
-                    stack.append((value, key in _NAME_MAPS))
-
-
-def _show(ref: JSON) -> str:
-    return f"`{ref}`" if isinstance(ref, str) else show(ref)

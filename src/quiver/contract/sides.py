@@ -6,14 +6,20 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from quiver.errors import InputError, UsageError
 from quiver.model import JSON, Location
-from quiver.resolve import ResolvedAgent
+
+if TYPE_CHECKING:  # resolving a project is only needed for git and working-tree sides
+    from quiver.resolve import ResolvedAgent
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
+
+
+UNNAMED = ""  # the server key of a tools/list or snapshot side until `name_servers` names it
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +31,32 @@ class Side:
     locations: Mapping[tuple[str, str], Location] = field(default_factory=dict)
     server_locations: Mapping[str, Location] = field(default_factory=dict)
     agents: tuple[ResolvedAgent, ...] = ()
+
+    @property
+    def unnamed(self) -> bool:
+        return list(self.catalogs) == [UNNAMED]
+
+
+def name_servers(old: Side, new: Side, server: str | None) -> tuple[Side, Side]:
+    """Give a tools/list or snapshot side its server name: `--server`, else the other side's only server."""
+
+    def named(side: Side, other: Side) -> Side:
+        if not side.unnamed:
+            return side
+        name = server
+        if name is None and other.unnamed:
+            name = "server"
+        elif name is None and len(other.catalogs) == 1:
+            name = next(iter(other.catalogs))
+        elif name is None:
+            servers = ", ".join(f"`{n}`" for n in sorted(other.catalogs)) or "none"
+            raise UsageError(
+                f"`{side.label}` is one server's tools; the other side `{other.label}` has servers {servers}",
+                hint="name the server this side belongs to: `--server NAME`",
+            )
+        return replace(side, catalogs={name: side.catalogs[UNNAMED]})
+
+    return named(old, new), named(new, old)
 
 
 def git(root: Path, *args: str, binary: bool = False) -> str:
@@ -58,13 +90,15 @@ def default_base(root: Path) -> str:
     )
 
 
-def load_side(root: Path, spec: str | None, *, server: str, lock_rel: str) -> Side:
-    """`spec` None = the working tree; else a path (lock, tools/list JSON, snapshot dir) or a git ref."""
+def load_side(root: Path, spec: str | None, *, lock_rel: str) -> Side:
+    """`spec` None = the working tree; else a path (lock, tools/list JSON, snapshot dir) or a git ref.
+
+    A tools/list or snapshot side holds one unnamed server: `name_servers` names it."""
     if spec is None:
         return _project_side(root, "working tree")
     path = Path(spec) if Path(spec).is_absolute() else Path.cwd() / spec
     if path.exists():
-        return _path_side(path, spec, server)
+        return _path_side(path, spec)
     if is_git_ref(root, spec):
         return _git_side(root, spec, lock_rel)
     raise UsageError(
@@ -73,21 +107,19 @@ def load_side(root: Path, spec: str | None, *, server: str, lock_rel: str) -> Si
     )
 
 
-def _path_side(path: Path, spec: str, server: str) -> Side:
+def _path_side(path: Path, spec: str) -> Side:
+    from quiver.contract.catalog_files import read_snapshot_dir, read_tools_list
     from quiver.sources._json import load_json_fast
     from quiver.sources.files import MAX_LOCK_BYTES, read_text
-    from quiver.sources.imports import import_catalog
     from quiver.sources.lock import parse_lock
 
-    if path.is_file():
-        text = read_text(path, spec, limit=MAX_LOCK_BYTES)
-        data = load_json_fast(text, spec)
-        if isinstance(data, dict) and isinstance(data.get("servers"), dict):
-            lock = parse_lock(text, spec)
-            return _lock_side(spec, lock)
-    catalog = import_catalog(path, server, spec)
-    tools = {str(t["name"]): t for t in catalog.tools}
-    return Side(spec, {server: tools})
+    if path.is_dir():
+        return Side(spec, {UNNAMED: read_snapshot_dir(path, spec)})
+    text = read_text(path, spec, limit=MAX_LOCK_BYTES)
+    data = load_json_fast(text, spec)
+    if isinstance(data, dict) and isinstance(data.get("servers"), dict):
+        return _lock_side(spec, parse_lock(text, spec))
+    return Side(spec, {UNNAMED: read_tools_list(data, spec)})
 
 
 def _lock_side(label: str, lock: object, agents: tuple[ResolvedAgent, ...] = ()) -> Side:

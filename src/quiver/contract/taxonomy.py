@@ -2,19 +2,84 @@
 
 `SCHEMA_ACTIONS` pairs each schema kind's action when the new schema accepts less with the one when it accepts
 more; `diff.py` reads a change found by the walker through it. `CELLS` is the whole grid; each cell has a rule
-in `rules.py` or a written reason in `WAIVERS` (tests/contract/test_rules_registry.py checks both ways).
+in `rules.py` or a written reason in `WAIVERS` (tests/contract/test_rules_registry.py checks both ways). A cell
+that has neither is an internal error (`UnknownCell`), never a silently dropped change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal, get_args
 
-Cell = tuple[str, str, str]  # (direction, kind, action)
+Direction = Literal["tool", "annotations", "input", "output", "agent"]
+SchemaKind = Literal[
+    "type",
+    "enum",
+    "const",
+    "bound",
+    "pattern",
+    "format",
+    "required",
+    "property",
+    "additional-properties",
+    "composition",
+    "items",
+    "dependent-required",
+    "dependent-schema",
+    "constraint",
+]
+DeclarationKind = Literal["description", "default", "keyword", "subschema"]
+Kind = Literal[
+    SchemaKind,
+    DeclarationKind,
+    "tool",
+    "title",
+    "schema",
+    "output-schema",
+    "load",
+    "read-only-hint",
+    "destructive-hint",
+    "idempotent-hint",
+    "open-world-hint",
+]
+Action = Literal[
+    "narrowed",
+    "widened",
+    "value-removed",
+    "value-added",
+    "added",
+    "removed",
+    "changed",
+    "tightened",
+    "loosened",
+    "became-required",
+    "became-optional",
+    "closed",
+    "opened",
+    "branch-removed",
+    "branch-added",
+    "overlap",
+    "overlap-removed",
+    "unlisted",
+    "not-compared",
+    "renamed",
+    "unreadable",
+    "weakened",
+    "strengthened",
+]
+Cell = tuple[str, str, str]  # (direction, kind, action): each a member of the Literal above
 
-DIRECTIONS = ("tool", "annotations", "input", "output", "agent")
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
+KINDS: frozenset[str] = frozenset(k for part in get_args(Kind) for k in (get_args(part) if get_args(part) else (part,)))
+ACTIONS: frozenset[str] = frozenset(get_args(Action))
+
+
+class UnknownCell(AssertionError):
+    """A change the walker produced that no rule and no waiver covers: a bug in quiver, not in the input."""
+
 
 # kind -> ((action when new accepts less, action when new accepts more), ...)
-SCHEMA_ACTIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
+SCHEMA_ACTIONS: Mapping[SchemaKind, tuple[tuple[Action, Action], ...]] = {
     "type": (("narrowed", "widened"),),
     "enum": (("value-removed", "value-added"), ("added", "removed")),
     "const": (("changed", "changed"),),
@@ -24,17 +89,24 @@ SCHEMA_ACTIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "required": (("added", "removed"), ("became-required", "became-optional")),
     "property": (("removed", "added"),),
     "additional-properties": (("closed", "opened"),),
-    "composition": (("branch-removed", "branch-added"), ("added", "removed")),
+    "composition": (("branch-removed", "branch-added"), ("added", "removed"), ("overlap", "overlap-removed")),
     "items": (("closed", "opened"),),
     "dependent-required": (("added", "removed"),),
     "dependent-schema": (("added", "removed"),),
+    "constraint": (("added", "removed"),),
 }
-WIDER: Mapping[tuple[str, str], str] = {
+WIDER: Mapping[tuple[str, str], Action] = {
     (kind, narrow): wide for kind, pairs in SCHEMA_ACTIONS.items() for narrow, wide in pairs
 }
+_DEFAULTS: tuple[tuple[DeclarationKind, Action], ...] = (
+    ("default", "changed"),
+    ("default", "added"),
+    ("default", "removed"),
+)
+_UNCHECKED: tuple[tuple[DeclarationKind, Action], ...] = (("keyword", "changed"), ("subschema", "not-compared"))
 DECLARATIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
-    "input": (("property", "unlisted"), ("description", "changed"), ("default", "changed")),
-    "output": (("description", "changed"), ("default", "changed")),
+    "input": (("property", "unlisted"), ("description", "changed"), *_DEFAULTS, *_UNCHECKED),
+    "output": (("description", "changed"), *_DEFAULTS, *_UNCHECKED),
 }
 _HINTS = ("read-only-hint", "destructive-hint", "idempotent-hint", "open-world-hint")
 
@@ -46,6 +118,7 @@ def _cells() -> tuple[Cell, ...]:
         ("tool", "tool", "added"),
         ("tool", "description", "changed"),
         ("tool", "title", "changed"),
+        ("tool", "schema", "unreadable"),
         ("output", "output-schema", "added"),
         ("output", "output-schema", "removed"),
         ("agent", "tool", "removed"),
@@ -85,9 +158,11 @@ WAIVERS: Mapping[Cell, str] = {
     ("input", "additional-properties", "opened"): _WIDER_INPUT,
     ("input", "composition", "branch-added"): _WIDER_INPUT,
     ("input", "composition", "removed"): _WIDER_INPUT,
+    ("input", "composition", "overlap-removed"): _WIDER_INPUT,
     ("input", "items", "opened"): _WIDER_INPUT,
     ("input", "dependent-required", "removed"): _WIDER_INPUT,
     ("input", "dependent-schema", "removed"): _WIDER_INPUT,
+    ("input", "constraint", "removed"): _WIDER_INPUT,
     **{
         ("output", kind, action): _NARROWER_OUTPUT
         for kind, action in (
@@ -102,9 +177,11 @@ WAIVERS: Mapping[Cell, str] = {
             ("additional-properties", "closed"),
             ("composition", "branch-removed"),
             ("composition", "added"),
+            ("composition", "overlap"),
             ("items", "closed"),
             ("dependent-required", "added"),
             ("dependent-schema", "added"),
+            ("constraint", "added"),
         )
     },
     ("output", "items", "opened"): "a longer result array than the old `items: false` allowed is rare in MCP "
@@ -114,5 +191,8 @@ WAIVERS: Mapping[Cell, str] = {
     ("output", "dependent-schema", "removed"): "dependencies between result properties are producer-side "
     "invariants that MCP callers do not rely on",
     ("output", "description", "changed"): _OUTPUT_DOCS,
-    ("output", "default", "changed"): "`default` has no meaning in a result schema",
+    **{
+        ("output", "default", action): "`default` has no meaning in a result schema"
+        for action in ("changed", "added", "removed")
+    },
 }

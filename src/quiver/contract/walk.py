@@ -2,22 +2,29 @@
 
 The walk is one-sided: call it with (old, new) to find narrowings and with (new, old) for widenings;
 `diff.py` maps each `Change` to a rule by direction. With `declarations=True` it also reports changes
-that are not about validity (a property added or no longer listed, a default or description changed).
+that are not about validity (a property added or no longer listed, a default added, removed or changed, a
+description changed) and what it did not judge: a changed keyword it does not analyse, a part behind a
+remote `$ref` or deeper than MAX_DEPTH. Recursion through `$ref` ends by cycle detection, not by depth.
+The scalar keyword families live in `_scalars.py`, the applicators (`not`, `if`, `contains`, `anyOf`/
+`oneOf`...) in `_constraints.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 
 from quiver.contract import _candidates as cand
-from quiver.contract._keywords import bound_text, keywords_accept, lower_bound, stricter, upper_bound
-from quiver.contract._sample import NoSample, first_sample, property_schema, sample, string_ok
+from quiver.contract import _constraints as applicators
+from quiver.contract import _scalars as scalars
+from quiver.contract._change import Change, Frame, render_path
+from quiver.contract._keywords import keywords_accept
+from quiver.contract._sample import NoSample, first_sample, property_schema, sample
+from quiver.contract.document import Document
 from quiver.contract.schema import (
     ANY,
     TYPES,
-    Document,
     Shape,
     accepted_types,
     branch_shapes,
@@ -30,49 +37,11 @@ from quiver.contract.schema import (
     value_key,
     without_branches,
 )
+from quiver.contract.taxonomy import Action, Kind
 from quiver.model import JSON
 
-MAX_DEPTH = 16
+MAX_DEPTH = 64  # nesting levels compared; a deeper part is reported as not compared, never skipped silently
 EXTRA_KEY = "quiver_extra"  # the undeclared property a witness sends to a closed object
-
-Segment = tuple[str, str | int | None]  # ("prop", name) | ("item", index or None) | ("extra", name)
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One step down from a parent node: the segment, and the parent's shapes to sample siblings from."""
-
-    segment: Segment
-    parent: Shape  # a and b together: siblings valid on both sides
-    fallback: Shape  # a alone
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One difference. `action` reads from a to b ("narrowed": b accepts less); values fill messages."""
-
-    kind: str
-    action: str
-    path: str
-    frames: tuple[Frame, ...]
-    values: Mapping[str, str]
-    candidates: tuple[JSON, ...] = ()
-    flags: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def key(self) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
-        return (self.kind, self.action, self.path, tuple(sorted(self.values.items())))
-
-
-def render_path(root: str, frames: Iterable[Frame]) -> str:
-    text = ""
-    for frame in frames:
-        kind, key = frame.segment
-        if kind == "item":
-            text += "[]" if key is None else f"[{key}]"
-        else:
-            text += ("." if text else "") + (str(key) if kind == "prop" else "*")
-    return text or root
 
 
 class Walker:
@@ -95,68 +64,62 @@ class Walker:
 
     # -- structure ---------------------------------------------------------------------------------
 
-    def _node(self, a_raw: JSON, b_raw: JSON, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> None:
+    def node(self, a_raw: JSON, b_raw: JSON, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> None:
         self._shapes(shape_of(a_raw, self.a), shape_of(b_raw, self.b), frames, seen)
 
     def _shapes(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> None:
-        if a.never or len(frames) > MAX_DEPTH:
+        if a.never:
+            return
+        unresolved = a.unresolved or b.unresolved
+        if unresolved or len(frames) > MAX_DEPTH:
+            if self.declarations:
+                reason = (
+                    f"remote `$ref` `{unresolved}` is not followed"
+                    if unresolved
+                    else (f"nested more than {MAX_DEPTH} levels deep")
+                )
+                self.emit("subschema", "not-compared", frames, None, _DECLARATION, reason=reason)
             return
         if a.ref is not None or b.ref is not None:
             pair = (a.ref or "", b.ref or "")
             if pair in seen:  # a recursive definition met again: assume the same answer as above
                 return
             seen = seen | {pair}
-        if self.declarations and frames:
+        if self.declarations:
             self._declared(a, b, frames)
         if b.never:
-            self._emit(
-                "type", "narrowed", frames, lambda: self._base(a, ANY), a=describe_types(accepted_types(a)), b="nothing"
+            self.emit(
+                "type", "narrowed", frames, lambda: self.base(a, ANY), a=describe_types(accepted_types(a)), b="nothing"
             )
             return
         parts = branch_shapes(a, self.a) if a.branches else (a,)
         if not b.branches:
             for part in parts:
-                self._plain(part, b, frames, seen)
+                self.plain(part, b, frames, seen)
             return
         # b's own keywords first (a property declared in a branch of b is not gone), then its alternatives
         declared = frozenset(name for branch in branch_shapes(b, self.b) for name in branch.properties)
         for part in parts:
-            self._plain(part, without_branches(b), frames, seen, declared)
-        self._composition(a, parts, b, frames, seen)
+            self.plain(part, without_branches(b), frames, seen, declared)
+        applicators.composition(self, a, parts, b, frames, seen)
+        if b.branch_kind == "oneOf" and not (a.branch_kind == "oneOf" and a.branches == b.branches):
+            applicators.overlap(self, a, b, frames)
 
-    def _composition(
-        self, a: Shape, parts: tuple[Shape, ...], b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]
-    ) -> None:
-        """Each alternative of `a` must fit some branch of `b` (beyond what `b`'s own keywords already said)."""
-        base, b_parts = without_branches(b), branch_shapes(b, self.b)
-        for index, part in enumerate(parts):
-            known = {change.key for change in self._probe(part, base, frames, seen)}
-            probes = [[c for c in self._probe(part, other, frames, seen) if c.key not in known] for other in b_parts]
-            if any(not found for found in probes):
-                continue
-            partner = _partner(index, part, parts, b_parts)
-            if partner is not None:
-                self._plain(part, b_parts[partner], frames, seen)
-                continue
-
-            def candidates(part: Shape = part, probes: list[list[Change]] = probes) -> list[JSON]:
-                return [*self._base(part, base), *(c for found in probes for ch in found for c in ch.candidates)]
-
-            self._emit(
-                "composition",
-                "branch-removed" if a.branches else "added",
-                frames,
-                candidates,
-                keyword=b.branch_kind or "anyOf",
-                value=str(index),
-            )
-
-    def _probe(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> list[Change]:
+    def probe(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> list[Change]:
+        """The changes between `a` and `b` at `frames`, without reporting them."""
         child = Walker(self.a, self.b, root=self.root, witnesses=self.witnesses, declarations=False)
         child._shapes(a, b, frames, seen)
         return child.changes
 
-    def _plain(
+    def reverse_probe(
+        self, b: Shape, a: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]
+    ) -> list[Change]:
+        """Like `probe` with the documents swapped: where `b` (of document b) accepts what `a` rejects."""
+        child = Walker(self.b, self.a, root=self.root, witnesses=False, declarations=False)
+        child._shapes(b, a, frames, seen)
+        return child.changes
+
+    def plain(
         self,
         a: Shape,
         b: Shape,
@@ -168,7 +131,7 @@ class Walker:
         listed = TYPES if ta is None else tuple(t for t in TYPES if t in ta)
         missing = [t for t in listed if not covers(tb, t)]
         if missing:
-            self._emit(
+            self.emit(
                 "type",
                 "narrowed",
                 frames,
@@ -180,16 +143,20 @@ class Walker:
         if ta is not None and "integer" not in ta and "number" not in ta:
             common -= {"integer"}
         if b.enum is not None:
-            self._enum(a, b, frames)
+            scalars.enum(self, a, b, frames)
+        if b.excluded:
+            applicators.excluded(self, a, b, frames, seen)
+        if b.conditions:
+            applicators.conditions(self, a, b, frames, seen)
         listed_values: list[JSON] = []
         if a.enum is not None:  # only the listed values matter: compare keywords only if b rejects one
             listed_values = [v for v in a.enum if type_allows(b.types, v) and not keywords_accept(b, v)]
             if not listed_values:
                 return
         if common & {"integer", "number"}:
-            self._numbers(a, b, frames, listed_values, integer="number" not in common)
+            scalars.numbers(self, a, b, frames, listed_values, integer="number" not in common)
         if "string" in common:
-            self._strings(a, b, frames, listed_values)
+            scalars.strings(self, a, b, frames, listed_values)
         if a.enum is not None:
             return
         if "array" in common:
@@ -199,97 +166,12 @@ class Walker:
 
     # -- keyword families --------------------------------------------------------------------------
 
-    def _enum(self, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
-        allowed = b.enum or ()
-        keys = {value_key(v) for v in allowed}
-        if a.enum is None:
-            self._emit(
-                "enum",
-                "added",
-                frames,
-                lambda: cand.outside_enum(a, allowed, self.a, self._base(a, ANY)),
-                a="any",
-                b=show(list(allowed)),
-            )
-        elif a.const and b.const and value_key(a.enum[0]) not in keys:
-            value = a.enum[0]
-            self._emit("const", "changed", frames, lambda: [value], a=show(value), b=show(allowed[0]))
-        else:
-            for value in a.enum:
-                if type_allows(a.types, value) and type_allows(b.types, value) and value_key(value) not in keys:
-                    self._emit("enum", "value-removed", frames, partial(list, (value,)), value=show(value))
-
-    def _numbers(self, a: Shape, b: Shape, frames: tuple[Frame, ...], listed: list[JSON], *, integer: bool) -> None:
-        def pool() -> list[JSON]:
-            return [*listed, *cand.numbers(a, b, integer=integer)]
-
-        for side, keyword in ((lower_bound, "minimum"), (upper_bound, "maximum")):
-            old, new = side(a, integer), side(b, integer)
-            if stricter(new, old, lower=keyword == "minimum"):
-                name = ("exclusiveM" + keyword[1:]) if new[1] else keyword
-                self._emit(
-                    "bound",
-                    "tightened",
-                    frames,
-                    pool,
-                    keyword=name,
-                    a=bound_text(old, keyword),
-                    b=bound_text(new, keyword),
-                )
-        step_a, step_b = a.numeric.get("multipleOf"), b.numeric.get("multipleOf")
-        if step_b and not (step_a and float(step_a / step_b).is_integer()):
-            self._emit(
-                "bound",
-                "tightened",
-                frames,
-                pool,
-                keyword="multipleOf",
-                a=show(step_a) if step_a else "none",
-                b=show(step_b),
-            )
-
-    def _strings(self, a: Shape, b: Shape, frames: tuple[Frame, ...], listed: list[JSON]) -> None:
-        def make(rejects: Callable[[str], bool]) -> Callable[[], list[JSON]]:
-            return lambda: [*listed, *cand.strings(a, b, rejects, self.a, self._base(a, b))]
-
-        self._lengths(a, b, frames, "Length", make(lambda s: not string_ok(replace(b, patterns=()), s)))
-        for pattern in b.patterns:
-            if pattern not in a.patterns:
-                self._emit(
-                    "pattern",
-                    "changed" if a.patterns else "added",
-                    frames,
-                    make(cand.pattern_rejects(pattern)),
-                    a=a.patterns[0] if a.patterns else "none",
-                    b=pattern,
-                )
-        if b.format and b.format != a.format:
-            self._emit(
-                "format",
-                "changed" if a.format else "added",
-                frames,
-                make(lambda s: True),
-                a=a.format or "none",
-                b=b.format,
-            )
-
-    def _lengths(
-        self, a: Shape, b: Shape, frames: tuple[Frame, ...], noun: str, pool: Callable[[], list[JSON]]
-    ) -> None:
-        for key in (f"min{noun}", f"max{noun}"):
-            old, new = a.lengths.get(key), b.lengths.get(key)
-            low = key.startswith("min")
-            if new is not None and (old is None or (new > old if low else new < old)):
-                self._emit(
-                    "bound", "tightened", frames, pool, keyword=key, a="none" if old is None else str(old), b=str(new)
-                )
-
     def _array(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> None:
         limits = (b.lengths.get("minItems"), b.lengths.get("maxItems"))
         sizes = [n + d for n in limits if n is not None for d in (-1, 1)]
-        self._lengths(a, b, frames, "Items", lambda: cand.arrays(a, sizes, self.a, self._base(a, b)))
+        scalars.lengths(self, a, b, frames, "Items", lambda: cand.arrays(a, sizes, self.a, self.base(a, b)))
         if b.unique and not a.unique:
-            self._emit(
+            self.emit(
                 "bound",
                 "tightened",
                 frames,
@@ -298,6 +180,7 @@ class Walker:
                 a="false",
                 b="true",
             )
+        applicators.contains(self, a, b, frames, seen)
         parent = (merge(a, b), a)
         for index in range(max(len(a.prefix_items), len(b.prefix_items))):
             a_item = a.prefix_items[index] if index < len(a.prefix_items) else a.items
@@ -307,15 +190,15 @@ class Walker:
             if b_item is False:
                 self._items_closed(a, b, frames, index)
                 return
-            self._node(a_item, b_item, (*frames, Frame(("item", index), *parent)), seen)
+            self.node(a_item, b_item, (*frames, Frame(("item", index), *parent)), seen)
         if b.items is False and a.items is not False:
             self._items_closed(a, b, frames, len(b.prefix_items))
         elif a.items is not False and b.items is not None:
-            self._node(a.items, b.items, (*frames, Frame(("item", None), *parent)), seen)
+            self.node(a.items, b.items, (*frames, Frame(("item", None), *parent)), seen)
 
     def _items_closed(self, a: Shape, b: Shape, frames: tuple[Frame, ...], index: int) -> None:
-        self._emit(
-            "items", "closed", frames, lambda: cand.arrays(a, [index + 1], self.a, self._base(a, b)), value=str(index)
+        self.emit(
+            "items", "closed", frames, lambda: cand.arrays(a, [index + 1], self.a, self.base(a, b)), value=str(index)
         )
 
     def _object(
@@ -326,7 +209,7 @@ class Walker:
         for name in b.required:
             if name not in a.required:
                 was = next((g for g in gone if _similar(g, name)), None)
-                self._emit(
+                self.emit(
                     "required",
                     "became-required" if name in a.properties else "added",
                     frames,
@@ -338,26 +221,34 @@ class Walker:
             closed = _closed(b, name)
             sub = (*frames, Frame(("prop", name), *parent))
             if closed:
-                self._emit(
-                    "property", "removed", frames, partial(self._with, a, b, name, a.properties[name]), child=name
+                self.emit(
+                    "property",
+                    "removed",
+                    frames,
+                    partial(self.with_property, a, b, name, a.properties[name]),
+                    child=name,
                 )
             elif (schema := property_schema(b, name)) is not True:
-                self._node(a.properties[name], schema, sub, seen)
+                self.node(a.properties[name], schema, sub, seen)
             if self.declarations:
                 flags = {"a-required"} if name in a.required else set()
-                self._emit("property", "unlisted", sub, None, frozenset(flags | ({"b-closed"} if closed else set())))
+                self.emit("property", "unlisted", sub, None, frozenset(flags | ({"b-closed"} if closed else set())))
         for name in b.properties:
             sub = (*frames, Frame(("prop", name), *parent))
             if name in a.properties:
-                self._node(a.properties[name], b.properties[name], sub, seen)
+                self.node(a.properties[name], b.properties[name], sub, seen)
             elif self.declarations:
-                self._emit("property", "added", sub, None, frozenset({"b-required"} if name in b.required else ()))
+                self.emit("property", "added", sub, None, frozenset({"b-required"} if name in b.required else ()))
         self._additional(a, b, frames, seen, parent)
-        self._lengths(a, b, frames, "Properties", lambda: [*self._base(a, ANY), *self._everything(a, b, extra=True)])
+        applicators.pattern_properties(self, a, b, frames, seen, parent)
+        applicators.property_names(self, a, b, frames, seen)
+        scalars.lengths(
+            self, a, b, frames, "Properties", lambda: [*self.base(a, ANY), *self.everything(a, b, extra=True)]
+        )
         for name, needs in b.dependent_required.items():
             missing = [n for n in needs if n not in a.dependent_required.get(name, ()) and n not in a.required]
             if missing and not _closed(a, name):
-                self._emit(
+                self.emit(
                     "dependent-required",
                     "added",
                     frames,
@@ -367,7 +258,7 @@ class Walker:
                 )
         for name, schema in b.dependent_schemas.items():
             if a.dependent_schemas.get(name) != schema and not _closed(a, name):
-                self._emit(
+                self.emit(
                     "dependent-schema",
                     "added",
                     frames,
@@ -388,24 +279,30 @@ class Walker:
         sub = (*frames, Frame(("extra", EXTRA_KEY), *parent))
         if b.additional is False:
             extra = True if a.additional is None else a.additional
-            self._emit("additional-properties", "closed", frames, lambda: self._with(a, b, EXTRA_KEY, extra))
+            self.emit("additional-properties", "closed", frames, lambda: self.with_property(a, b, EXTRA_KEY, extra))
         else:
-            self._node(True if a.additional is None else a.additional, b.additional, sub, seen)
+            self.node(True if a.additional is None else a.additional, b.additional, sub, seen)
 
     def _declared(self, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:
+        for keyword in sorted(set(a.unchecked) | set(b.unchecked)):
+            if value_key(a.unchecked.get(keyword)) != value_key(b.unchecked.get(keyword)):
+                self.emit("keyword", "changed", frames, None, _DECLARATION, keyword=keyword)
+        if not frames:
+            return
         if frames[-1].segment[0] == "prop" and _words(a.description) != _words(b.description):
-            self._emit("description", "changed", frames, None, frozenset({"declaration"}))
+            self.emit("description", "changed", frames, None, _DECLARATION)
         if a.has_default and b.has_default and value_key(a.default) != value_key(b.default):
-            self._emit(
-                "default", "changed", frames, None, frozenset({"declaration"}), a=show(a.default), b=show(b.default)
-            )
+            self.emit("default", "changed", frames, None, _DECLARATION, a=show(a.default), b=show(b.default))
+        elif a.has_default != b.has_default:
+            old, new = (show(a.default), "none") if a.has_default else ("none", show(b.default))
+            self.emit("default", "removed" if a.has_default else "added", frames, None, _DECLARATION, a=old, b=new)
 
     # -- witnesses ---------------------------------------------------------------------------------
 
-    def _emit(
+    def emit(
         self,
-        kind: str,
-        action: str,
+        kind: Kind,
+        action: Action,
         frames: tuple[Frame, ...],
         candidates: Callable[[], Iterable[JSON]] | None,
         flags: frozenset[str] = frozenset(),
@@ -422,25 +319,25 @@ class Walker:
             path = child if not frames else f"{path}.{child}"
         self.changes.append(Change(kind, action, path, frames, {"path": path, **values}, found, flags))
 
-    def _base(self, a: Shape, b: Shape) -> list[JSON]:
+    def base(self, a: Shape, b: Shape) -> list[JSON]:
         """Starting values of `a`: one that also satisfies `b` when found, then one of `a` alone."""
         both, alone = first_sample((merge(a, b),), self.a), first_sample((a,), self.a)
         return both + [v for v in alone if v not in both]
 
     def _without(self, a: Shape, b: Shape, *names: str, add: str | None = None) -> list[JSON]:
         out: list[JSON] = []
-        for base in self._base(a, b):
+        for base in self.base(a, b):
             if not isinstance(base, dict):
                 continue
             value = {k: v for k, v in base.items() if k not in names}
             if add is not None and add not in value:
-                out.extend(self._with(a, b, add, property_schema(a, add), start=value))
+                out.extend(self.with_property(a, b, add, property_schema(a, add), start=value))
             else:
                 out.append(value)
         return out
 
-    def _with(self, a: Shape, b: Shape, name: str, schema: JSON, *, start: JSON = None) -> list[JSON]:
-        bases = [start] if start is not None else self._base(a, b)
+    def with_property(self, a: Shape, b: Shape, name: str, schema: JSON, *, start: JSON = None) -> list[JSON]:
+        bases = [start] if start is not None else self.base(a, b)
         try:
             value = sample(shape_of(schema, self.a), self.a)
         except NoSample:
@@ -453,34 +350,27 @@ class Walker:
         """Old values that send `name` and may fail its new dependent schema (every property sent, first)."""
         present = replace(a, required=(*a.required, name))
         rejecting = merge(replace(without_branches(b), dependent_schemas={}), shape_of(schema, self.b))
-        inner = self._probe(present, rejecting, frames, seen)
-        with_name = self._with(a, b, name, property_schema(a, name))
-        return [*self._everything(a, b), *with_name, *(c for ch in inner for c in ch.candidates)]
+        inner = self.probe(present, rejecting, frames, seen)
+        with_name = self.with_property(a, b, name, property_schema(a, name))
+        return [*self.everything(a, b), *with_name, *(c for ch in inner for c in ch.candidates)]
 
-    def _everything(self, a: Shape, b: Shape, *, extra: bool = False) -> list[JSON]:
+    def everything(self, a: Shape, b: Shape, *, extra: bool = False) -> list[JSON]:
         """The base object with every property `a` declares (and one undeclared key, when `extra`)."""
-        values = self._base(a, b)
+        values = self.base(a, b)
         for name, schema in a.properties.items():
-            values = [v for base in values for v in self._with(a, b, name, schema, start=base)]
+            values = [v for base in values for v in self.with_property(a, b, name, schema, start=base)]
         if extra and a.additional is not False:
             extra_schema = True if a.additional is None else a.additional
-            values += [v for base in values for v in self._with(a, b, EXTRA_KEY, extra_schema, start=base)]
+            values += [v for base in values for v in self.with_property(a, b, EXTRA_KEY, extra_schema, start=base)]
         return values
+
+
+_DECLARATION = frozenset({"declaration"})
 
 
 def _closed(shape: Shape, name: str) -> bool:
     """True when `shape` rejects property `name` whatever its value."""
     return name not in shape.properties and property_schema(shape, name) is False
-
-
-def _partner(index: int, part: Shape, parts: tuple[Shape, ...], others: tuple[Shape, ...]) -> int | None:
-    """The branch of `others` that `part` most likely became: the same index when both have as many
-    alternatives, else the only one with the same types."""
-    if len(parts) == len(others) > 1:
-        return index
-    kinds = accepted_types(part)
-    same = [i for i, other in enumerate(others) if accepted_types(other) == kinds]
-    return same[0] if len(same) == 1 else None
 
 
 def _similar(a: str, b: str) -> bool:

@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from quiver.contract._change import Change, Frame
 from quiver.contract._sample import NoSample, first_sample, sample_schema
-from quiver.contract.schema import Document
-from quiver.contract.walk import Change, Frame
+from quiver.contract.document import Document
 from quiver.model import JSON
 
 MAX_TRIES = 96
@@ -24,15 +24,22 @@ class Checker:
     """Validates instances against two whole schemas: the side that must accept and the side that must reject."""
 
     def __init__(self, accepting: JSON, rejecting: JSON) -> None:
-        self._accepts = _validator(accepting)
-        self._rejects = _validator(rejecting)
+        self._schemas = (accepting, rejecting)
+        self._checks: tuple[Callable[[JSON], bool], Callable[[JSON], bool]] | None = None
+
+    def _validators(self) -> tuple[Callable[[JSON], bool], Callable[[JSON], bool]]:
+        """Built on the first witness check: a diff with no breaking candidate never imports jsonschema."""
+        if self._checks is None:
+            self._checks = (_validator(self._schemas[0]), _validator(self._schemas[1]))
+        return self._checks
 
     def accepts(self, instance: JSON) -> bool:
-        return self._accepts(instance)
+        return self._validators()[0](instance)
 
     def confirms(self, instance: JSON) -> bool:
         """True when `instance` is valid on the accepting side and invalid on the rejecting side."""
-        return self._accepts(instance) and not self._rejects(instance)
+        accepts, rejects = self._validators()
+        return accepts(instance) and not rejects(instance)
 
 
 def is_valid(schema: JSON, instance: JSON) -> bool:

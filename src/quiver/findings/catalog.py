@@ -52,6 +52,7 @@ AGT018    unknown-handoff-agent                      quiver.lint.agt.agent_links
 AGT019    unknown-subagent                           quiver.lint.agt.agent_links
 AGT020    subagents-without-agent-tool               quiver.lint.agt.agent_links
 AGT021    mcp-servers-ignored-for-vscode             quiver.lint.agt.mcp_servers_ignored_for_vscode
+AGT022    unverifiable-tool-references               quiver.lint.agt.unverifiable_tool_references
 BUD001    over-budget                                quiver.lint.bud.over_budget
 BUD002    unused-preload                             quiver.lint.bud.unused_preload
 BUD003    large-preloaded-tool                       quiver.lint.bud.large_preloaded_tool
@@ -109,6 +110,17 @@ CTR066    output-property-added                      quiver.contract._rules_outp
 CTR067    output-optional-property-removed           quiver.contract._rules_output
 CTR070    agent-tool-lost                            quiver.contract._rules_tool
 CTR071    agent-tool-load-changed                    quiver.contract._rules_tool
+CTR080    tool-schema-unreadable                     quiver.contract._rules_gaps
+CTR081    input-composition-branches-overlap         quiver.contract._rules_gaps
+CTR082    output-composition-overlap-removed         quiver.contract._rules_gaps
+CTR083    input-constraint-added                     quiver.contract._rules_gaps
+CTR084    output-constraint-removed                  quiver.contract._rules_gaps
+CTR085    input-default-added                        quiver.contract._rules_gaps
+CTR086    input-default-removed                      quiver.contract._rules_gaps
+CTR087    input-keyword-not-analysed                 quiver.contract._rules_gaps
+CTR088    output-keyword-not-analysed                quiver.contract._rules_gaps
+CTR089    input-subschema-not-compared               quiver.contract._rules_gaps
+CTR090    output-subschema-not-compared              quiver.contract._rules_gaps
 MCP001    invalid-server-type                        quiver.lint.mcp.invalid_server_type
 MCP002    stdio-server-without-command               quiver.lint.mcp.server_definition
 MCP003    remote-server-without-url                  quiver.lint.mcp.server_definition
@@ -131,6 +143,7 @@ MCP019    invalid-server-field-type                  quiver.lint.mcp.invalid_ser
 MCP020    key-ignored-by-transport                   quiver.lint.mcp.key_ignored_by_transport
 QVR001    unused-suppression                         quiver.lint.qvr.unused_suppression
 QVR002    unreadable-file                            quiver.lint.qvr.unreadable_file
+QVR003    unknown-config-key                         quiver.lint.qvr.unknown_config_key
 ROUTE001  near-duplicate-tools                       quiver.lint.route.tool_pairs
 ROUTE002  near-duplicate-tools-across-servers        quiver.lint.route.tool_pairs
 ROUTE003  near-duplicate-agent-descriptions          quiver.lint.route.near_duplicate_agent_descriptions

@@ -46,6 +46,12 @@ def _suppressions(project: Project) -> list[suppress.Suppression]:
     return out
 
 
+def _under(path: Path, paths: Sequence[str]) -> bool:
+    """Whether `path` is one of `paths` or inside one of them (a directory argument)."""
+    resolved = path.resolve()
+    return any(resolved == (wanted := Path(p).resolve()) or wanted in resolved.parents for p in paths)
+
+
 def run(
     root: Path,
     *,
@@ -54,7 +60,7 @@ def run(
     baseline: Path | None = None,
     paths: Sequence[str] = (),
 ) -> LintOutcome:
-    project = load_project(root)
+    project = load_project(root, collect=True)
     ctx = LintContext(project, tuple(resolve_project(project)))
     config = project.config
     rules = all_rules()
@@ -70,8 +76,7 @@ def run(
                 kept.append(UNUSED_SUPPRESSION.finding(location=s.location, directive=directive))
     everything = sort_findings(kept)
     if paths:
-        wanted = {Path(p).resolve() for p in paths}
-        everything = [f for f in everything if f.location and (root / f.location.file).resolve() in wanted]
+        everything = [f for f in everything if f.location and _under(root / f.location.file, paths)]
     shown, baselined = everything, 0
     if baseline is not None and baseline.exists():
         shown, baselined = split_baselined(everything, read_baseline(baseline))

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from quiver.errors import UsageError
+from quiver.model import Finding
 
 # tried in order when no --base is given; each is merged-based with HEAD
 DEFAULT_BASES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
@@ -53,6 +54,25 @@ def changed_lines(root: Path, base: str | None) -> dict[str, frozenset[int]]:
     for rel in filter(None, untracked.split("\0")):
         changed[rel] = _all_lines(root / rel)
     return dict(sorted(changed.items()))
+
+
+def on_changed(finding: Finding, changed: Mapping[str, frozenset[int]]) -> bool:
+    """Whether `finding` touches a changed line (a line-0 finding: whether its file changed at all)."""
+    loc = finding.location
+    if loc is None or loc.file not in changed:
+        return False
+    if loc.line <= 0:
+        return True
+    lines = changed[loc.file]
+    return any(n in lines for n in range(loc.line, max(loc.line, loc.end_line) + 1))
+
+
+def in_scope(findings: Sequence[Finding], changed: Mapping[str, frozenset[int]] | None) -> list[Finding]:
+    """The findings the exit code counts: all of them, or with `--changed-only` those on changed lines
+    plus those with no file (they concern the project as a whole, so no change can be blamed)."""
+    if changed is None:
+        return list(findings)
+    return [f for f in findings if f.location is None or on_changed(f, changed)]
 
 
 def parse_diff(text: str) -> dict[str, frozenset[int]]:

@@ -1,9 +1,13 @@
-"""`--format sarif`: one SARIF 2.1.0 log with one run, for GitHub code scanning and other SARIF viewers.
+"""`--format sarif`: one SARIF 2.1.0 log with one run, shaped as GitHub code scanning documents it.
 
-Every rule that appears is described in `tool.driver.rules` (sorted by code; `ruleIndex` points there).
-Locations are project-relative URIs under `%SRCROOT%`; columns count Unicode code points, and `endColumn`
-is exclusive, as in quiver's own locations. `partialFingerprints["quiverFingerprint/v1"]` is the finding's
-line-independent fingerprint, so alerts survive edits above them.
+Every rule that appears is described in `tool.driver.rules` (sorted by code; `ruleIndex` points there):
+a plain-text `fullDescription`, the markdown doc as `help.markdown`, a `helpUri`, tags, and for security
+rules the `security` tag and a `security-severity`. URIs are relative to the repository root under
+`%SRCROOT%` (GitHub resolves them from the checkout); run in a subdirectory, `originalUriBaseIds` also
+names the project directory as `PROJECTROOT`. Columns count Unicode code points; `endColumn` is exclusive,
+as in quiver's own locations. `automationDetails.id` is `quiver/<command>/<project dir>/`, so lint and
+diff uploads (and projects) do not replace each other. Fingerprints: `quiverFingerprint/v1` (line
+independent) and `primaryLocationLineHash`, computed as GitHub's upload action computes it.
 """
 
 from __future__ import annotations
@@ -15,11 +19,17 @@ from urllib.parse import quote
 from quiver import __version__
 from quiver.findings.rule import Rule
 from quiver.model import JSON, Finding, Location
+from quiver.report._linehash import line_hashes
+from quiver.report._repo import repository_prefix
+from quiver.report._security import security_severity
 from quiver.report.render import ReportContext
+from quiver.report.ruledoc import help_uri, plain_text
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/agent-quiver/"
 SRCROOT = "%SRCROOT%"
+PROJECTROOT = "PROJECTROOT"
+LINE_HASH_KEY = "primaryLocationLineHash"
 FINGERPRINT_KEY = "quiverFingerprint/v1"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -40,10 +50,14 @@ def sarif_log(findings: Sequence[Finding], ctx: ReportContext) -> dict[str, JSON
         "informationUri": INFORMATION_URI,
         "rules": [_descriptor(code, names[code], ctx) for code in codes],
     }
+    prefix = repository_prefix(ctx.root)
+    hashes = _LineHashes(ctx)
     run: dict[str, JSON] = {
         "tool": {"driver": driver},
+        "automationDetails": {"id": f"quiver/{ctx.tool}/{prefix}"},
+        "originalUriBaseIds": _base_ids(prefix),
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f.rule]) for f in findings],
+        "results": [_result(f, index[f.rule], prefix, hashes) for f in findings],
         "properties": {"command": ctx.tool},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
@@ -53,35 +67,78 @@ def _descriptor(code: str, name: str, ctx: ReportContext) -> dict[str, JSON]:
     rule = ctx.rules.get(code) or ctx.rules.get(name)
     if rule is None:  # a rule outside the table (should not happen): id and name only
         return {"id": code, "name": name}
+    doc = rule.doc.strip()
+    properties: dict[str, JSON] = {"tags": _tags(rule, ctx.tool)}
+    severity = security_severity(rule.code)
+    if severity is not None:
+        properties["security-severity"] = severity
     return {
         "id": rule.code,
         "name": rule.name,
-        "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.doc.strip(), "markdown": rule.doc.strip()},
-        "help": {"text": rule.doc.strip(), "markdown": rule.doc.strip()},
+        "shortDescription": {"text": plain_text(rule.summary)},
+        "fullDescription": {"text": plain_text(doc, sections=("What it does", "Why is this bad?"))},
+        "help": {"text": plain_text(doc), "markdown": doc},
+        "helpUri": help_uri(rule.code),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
-        "properties": {"tags": _tags(rule, ctx.tool)},
+        "properties": properties,
     }
 
 
 def _tags(rule: Rule, tool: str) -> list[str]:
-    """`lint` or `diff`, the code family (`AGT`, `CTR`...), then a contract rule's direction, kind and action."""
+    """`lint` or `diff`, the code family (`AGT`, `CTR`...), a contract rule's direction, kind and action,
+    and `security` for security rules (GitHub shows those as security alerts)."""
     tags = [tool, rule.prefix]
     tags.extend(value for value in (rule.direction, rule.kind, rule.action) if value)
+    if security_severity(rule.code) is not None:
+        tags.append("security")
     return list(dict.fromkeys(tags))
 
 
-def _result(finding: Finding, rule_index: int) -> dict[str, JSON]:
+def _base_ids(prefix: str) -> dict[str, JSON]:
+    """`%SRCROOT%` is the repository root (its absolute place is the consumer's checkout, so no `uri`)."""
+    ids: dict[str, JSON] = {SRCROOT: {"description": {"text": "The root of the git repository."}}}
+    if prefix:
+        ids[PROJECTROOT] = {
+            "uri": quote(prefix, safe="/"),
+            "uriBaseId": SRCROOT,
+            "description": {"text": "The quiver project directory (`-C`)."},
+        }
+    return ids
+
+
+class _LineHashes:
+    """primaryLocationLineHash per (file, line), each project file read and hashed once."""
+
+    def __init__(self, ctx: ReportContext) -> None:
+        self._root = ctx.root
+        self._files: dict[str, dict[int, str]] = {}
+
+    def get(self, file: str, line: int) -> str | None:
+        if file not in self._files:
+            try:
+                text = (self._root / file).read_bytes().decode("utf-8", "replace")
+            except OSError:
+                text = None
+            self._files[file] = {} if text is None else line_hashes(text)
+        return self._files[file].get(line)
+
+
+def _result(finding: Finding, rule_index: int, prefix: str, hashes: _LineHashes) -> dict[str, JSON]:
     text = finding.message if not finding.hint else f"{finding.message}\nhint: {finding.hint}"
+    fingerprints: dict[str, JSON] = {FINGERPRINT_KEY: finding.fingerprint}
     result: dict[str, JSON] = {
         "ruleId": finding.rule,
         "ruleIndex": rule_index,
         "level": LEVELS[finding.severity],
         "message": {"text": text},
-        "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
+        "partialFingerprints": fingerprints,
     }
-    if finding.location is not None:
-        result["locations"] = [{"physicalLocation": _physical(finding.location)}]
+    loc = finding.location
+    if loc is not None:
+        result["locations"] = [{"physicalLocation": _physical(loc, prefix)}]
+        line_hash = hashes.get(loc.file, loc.line) if loc.line > 0 else None
+        if line_hash is not None:
+            fingerprints[LINE_HASH_KEY] = line_hash
     properties = {
         key: value
         for key, value in (
@@ -97,8 +154,9 @@ def _result(finding: Finding, rule_index: int) -> dict[str, JSON]:
     return result
 
 
-def _physical(loc: Location) -> dict[str, JSON]:
-    physical: dict[str, JSON] = {"artifactLocation": {"uri": quote(loc.file, safe="/"), "uriBaseId": SRCROOT}}
+def _physical(loc: Location, prefix: str) -> dict[str, JSON]:
+    uri = quote(prefix + loc.file, safe="/")
+    physical: dict[str, JSON] = {"artifactLocation": {"uri": uri, "uriBaseId": SRCROOT}}
     if loc.line > 0:
         region: dict[str, JSON] = {"startLine": loc.line}
         if loc.column > 0:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from quiver.runtime.ledger import JSON
 from quiver.runtime.reconcile import ReconcileSpec
 from quiver.runtime.retry import RetryPolicy
+from quiver.runtime.transient import check_patterns
 
 DEFAULT_TIMEOUT_MS = 30_000
 SIDE_EFFECTS = ("read_only", "reversible_write", "irreversible_write")
@@ -30,6 +31,7 @@ class ExecPolicy:
     reconcile: ReconcileSpec | None = None
     key_argument: str | None = None
     key_in_meta_honoured: bool = False  # policy `honours_idempotency_key`: the upstream dedupes on the _meta key
+    transient_errors: tuple[str, ...] | None = None  # None: `quiver.runtime.transient`'s defaults
 
     @property
     def needs_approval(self) -> bool:
@@ -58,6 +60,7 @@ class ExecPolicy:
         if key_argument is not None and (not isinstance(key_argument, str) or not key_argument):
             raise ValueError("idempotency_key_argument must be an argument name")
         reconcile = policy.get("reconcile")
+        transient = policy.get("transient_errors")
         return cls(
             side_effect=side_effect,
             approval=approval,
@@ -67,4 +70,5 @@ class ExecPolicy:
             reconcile=None if reconcile is None else ReconcileSpec.from_mapping(reconcile),
             key_argument=key_argument,
             key_in_meta_honoured=policy.get("honours_idempotency_key") is True,
+            transient_errors=None if transient is None else check_patterns(transient),
         )

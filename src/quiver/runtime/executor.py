@@ -20,7 +20,11 @@ next step:
 4. dispatch: `validated -> dispatching` (this guarded move is what makes one executor the sender),
    with the key in `_meta["io.quiver/idempotency-key"]` and, when the policy names an
    `idempotency_key_argument`, in that argument; bounded by `timeout_ms`. Each attempt is recorded.
-   A result with isError true is `failed_final` (the tool ran and said no; never retried). An error
+   The attempt is recorded `in_flight` in the move to `dispatching`, before anything is sent, so a
+   gateway killed mid-call leaves it. A result with isError true is `failed_final` (the tool ran and
+   said no; never retried), unless its text matches a `transient_errors` pattern
+   (`quiver.runtime.transient`): then it is a `TransientToolError`, handled like any transient error
+   and the matched pattern goes into the event's detail and the attempt's error. An error
    is retried per `quiver.runtime.retry` (`failed_retryable`, then back to `dispatching` after a
    full-jitter wait); the upstream counts as honouring the key when the policy names an
    `idempotency_key_argument` or sets `honours_idempotency_key = true` (it dedupes on the `_meta` key).
@@ -48,7 +52,6 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import anyio
 from opentelemetry.trace import Tracer
@@ -61,8 +64,8 @@ from quiver.runtime.ledger import (
     JSON,
     TERMINAL,
     Action,
-    ActionFilter,
     Attempt,
+    AttemptOutcome,
     LedgerStore,
     Recovered,
     State,
@@ -79,11 +82,13 @@ from quiver.runtime.reconcile import (
     Verdict,
     reconcile_action,
     reconcile_arguments,
+    reconcile_pending,
     reconcile_verdict,
     resolve_path,
 )
 from quiver.runtime.retry import Uniform, backoff_delays, is_ambiguous, should_retry
 from quiver.runtime.telemetry import ActionSpan, action_span, get_tracer
+from quiver.runtime.transient import transient_error
 
 __all__ = [  # with the names moved to `_exec_*` and `reconcile`, so they import from here as before
     "ACTION_META_KEY", "APPROVALS", "DEFAULT_TIMEOUT_MS", "DISPATCH_GRACE_S", "IDEMPOTENCY_META_KEY", "MAX_KEY_CHARS",
@@ -133,6 +138,7 @@ class LedgerExecutor:
         self._tracer = tracer or get_tracer()
         self._approver = approver
         self._wait_s = wait_s
+        self._probes: dict[str, tuple[float, float]] = {}  # action id -> (next reconcile probe at, last wait)
 
     async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
         side_effect = request.policy.get("side_effect")
@@ -148,23 +154,24 @@ class LedgerExecutor:
             return outcome
 
     async def recover(
-        self, reconcile_dispatch: Dispatch | None, *, is_orphan: Callable[[Action], bool] | None = None
+        self,
+        reconcile_dispatch: Dispatch | None,
+        *,
+        is_orphan: Callable[[Action], bool] | None = None,
+        settle_negative: bool = True,
     ) -> RecoveryReport:
-        """On start: settle dead executors' actions, then reconcile `unknown_outcome` actions where configured."""
+        """Settle dead executors' actions, then reconcile `unknown_outcome` actions where configured.
+
+        On gateway start `settle_negative` (either answer settles); the periodic sweeps of a running
+        gateway pass False (only a confirmation settles: the upstream may still hold the request). An
+        action whose probe settles nothing is asked again only after a backoff (see `reconcile_pending`)."""
         orphan = is_orphan or (lambda action: action.owner != self.owner and owner_is_gone(action.owner))
         recovered = await self.store.recover_dispatching(self._clock(), is_orphan=orphan)
         reconciled: list[Action] = []
         if reconcile_dispatch is not None:
-            for action in await self.store.list(ActionFilter(states=("unknown_outcome",))):
-                try:
-                    policy = ExecPolicy.from_mapping(action.policy_value())
-                except ValueError:
-                    continue
-                if policy.reconcile is None:
-                    continue
-                settled = await reconcile_action(self, action, policy, reconcile_dispatch, settle_negative=True)
-                if settled.state != "unknown_outcome":
-                    reconciled.append(settled)
+            reconciled = await reconcile_pending(
+                self, reconcile_dispatch, self._probes, settle_negative=settle_negative
+            )
         return RecoveryReport(tuple(recovered), tuple(reconciled))
 
     # --- steps ----------------------------------------------------------------------------------------
@@ -293,11 +300,14 @@ class LedgerExecutor:
         from_states: Sequence[State] = ("validated",)
         while True:
             number = action.attempts + 1
+            started = self._clock()
+            in_flight = Attempt(action.id, number, started, started, "in_flight")  # on record before the send
             try:
-                action = await self._move(action, from_states, "dispatching", attempts=number, owner=self.owner)
+                action = await self._move(
+                    action, from_states, "dispatching", attempt=in_flight, attempts=number, owner=self.owner
+                )
             except StateConflict as conflict:
                 return await self._rejoin(conflict.action, conflict.action, request, dispatch, span)
-            started = self._clock()
             try:
                 result: Mapping[str, JSON] | None = await self._attempt(dispatch, call, meta, policy.timeout_s)
                 error: Exception | None = None
@@ -311,8 +321,12 @@ class LedgerExecutor:
             if error is not None and not isinstance(error, UpstreamError):
                 logger.warning("dispatch of %s/%s raised %r", action.server, action.tool, error, exc_info=error)
             tool_error = result is not None and bool(result.get("isError"))
-            error_type = _error_type(error) if error is not None else ("tool_error" if tool_error else None)
-            outcome: Literal["ok", "tool_error", "error"] = "error" if error else "tool_error" if tool_error else "ok"
+            tool_result, transient = result, transient_error(result, policy.transient_errors)
+            if transient is not None:  # "503, try again" as a tool result: handled as a transient error
+                result, error = None, transient
+            detail = None if transient is None else clip(f"transient_errors pattern `{transient.pattern}` matched", 500)
+            error_type = "tool_error" if tool_error and error is None else None if error is None else _error_type(error)
+            outcome: AttemptOutcome = "tool_error" if tool_error else "error" if error else "ok"
             message = None if error is None else clip(f"{error}" or type(error).__name__)
             attempt = Attempt(action.id, number, started, ended, outcome, error_type, message)
             span.attempt(number, outcome=outcome, error_type=error_type, duration_s=ended - started)
@@ -343,6 +357,7 @@ class LedgerExecutor:
                         action,
                         ("dispatching",),
                         "failed_retryable",
+                        detail=detail,
                         attempt=attempt,
                         error_type=error_type,
                         error=message,
@@ -355,9 +370,12 @@ class LedgerExecutor:
                     from_states = ("failed_retryable",)
                     continue
             final: State = "unknown_outcome" if ambiguous and policy.side_effect != "read_only" else "failed_final"
+            # a transient tool error that ends failed_final keeps the upstream's own answer for the caller
+            kept = {"result": canonical_json(tool_result)} if tool_result and final == "failed_final" else {}
             action = await self._move(
-                action, ("dispatching",), final, attempt=attempt, error_type=error_type, error=message
-            )
+                action, ("dispatching",), final, detail=detail, attempt=attempt, error_type=error_type, error=message,
+                **kept,
+            )  # fmt: skip
             if final == "unknown_outcome" and policy.reconcile is not None:
                 action = await reconcile_action(self, action, policy, dispatch, settle_negative=False)
             return _done(action)

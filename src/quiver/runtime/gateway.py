@@ -127,14 +127,15 @@ class Gateway:
         return self
 
     async def sweep_orphans(self, interval_s: float = DEFAULT_SWEEP_INTERVAL_S) -> None:
-        """Until cancelled, settle every `interval_s` the actions of gateways that died: on a shared ledger
-        (replicas), a dead replica's actions are settled here once their lease expires. No-op without a ledger."""
+        """Until cancelled, settle every `interval_s` the actions of gateways that died (on a shared ledger, a
+        dead replica's actions once their lease expires) and ask the reconcile tools of `unknown_outcome`
+        actions again (confirmations only, with backoff). No-op without a ledger."""
         from quiver.runtime.executor import LedgerExecutor
         from quiver.runtime.ledger_open import run_recovery_sweeps
 
         if isinstance(self.executor, LedgerExecutor):
             await anyio.sleep(interval_s)  # __aenter__ has just recovered
-            await run_recovery_sweeps(self.executor, None, interval_s=interval_s)
+            await run_recovery_sweeps(self.executor, self.upstreams.dispatch, interval_s=interval_s)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -173,23 +173,31 @@ class Action:
         }
 
 
+AttemptOutcome = Literal["in_flight", "ok", "tool_error", "error"]
+
+
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One dispatch attempt: timing and how it ended (`ok`, `tool_error`, or `error` with its class)."""
+    """One dispatch attempt: timing and how it ended (`ok`, `tool_error`, or `error` with its class).
+
+    The executor writes it `in_flight` (with `ended_at == started_at`) in the same transaction that
+    moves the action to `dispatching`, before anything is sent, and rewrites it when the attempt ends:
+    a gateway killed mid-call leaves the `in_flight` row behind."""
 
     action_id: str
     number: int
     started_at: float
     ended_at: float
-    outcome: Literal["ok", "tool_error", "error"]
+    outcome: AttemptOutcome
     error_type: str | None = None
     error: str | None = None
 
     def to_json(self) -> dict[str, JSON]:
+        in_flight = self.outcome == "in_flight"
         return {
             "number": self.number,
             "started_at": iso_time(self.started_at),
-            "duration_ms": round((self.ended_at - self.started_at) * 1000, 3),
+            "duration_ms": None if in_flight else round((self.ended_at - self.started_at) * 1000, 3),
             "outcome": self.outcome,
             "error_type": self.error_type,
             "error": self.error,
@@ -256,14 +264,16 @@ class LedgerStore(Protocol):
         **fields: JSON,
     ) -> Action:
         """Move the action to `to_state` if it is in one of `from_states` and set `fields` (see MUTABLE_FIELDS),
-        appending the state event and, when given, the attempt row: one transaction.
+        appending the state event and, when given, the attempt row (which replaces a row with the same
+        action and number: an `in_flight` attempt gets its ending): one transaction.
 
         Raises InvalidTransition (not allowed by TRANSITIONS), StateConflict (it is in another state),
         UnknownAction."""
         ...
 
     async def record_attempt(self, attempt: Attempt) -> None:
-        """Append an attempt row (the action's `attempts` count is set by the transition to dispatching)."""
+        """Write an attempt row, replacing one with the same number (the action's `attempts` count is set by
+        the transition to dispatching)."""
         ...
 
     async def get(self, action_id: str) -> Action:

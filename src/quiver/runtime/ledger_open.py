@@ -172,10 +172,11 @@ async def run_recovery_sweeps(
     actions of a replica that died are settled by whichever survivor's sweep finds their lease expired
     first (each exactly once). A sweep that fails because the database is unreachable is logged and
     retried at the next interval. `reconcile_dispatch`, when given, also asks each `unknown_outcome`
-    action's reconcile tool on every sweep (one probe per such action per interval)."""
+    action's reconcile tool (at most one probe per such action per interval, less often while its
+    answers settle nothing: `LedgerExecutor.recover`'s backoff); only a confirmation settles one here."""
     while True:
         try:
-            report = await executor.recover(reconcile_dispatch, is_orphan=is_orphan)
+            report = await executor.recover(reconcile_dispatch, is_orphan=is_orphan, settle_negative=False)
         except LedgerError as exc:
             logger.warning("recovery sweep failed: %s", exc)
         else:

@@ -553,9 +553,16 @@ class PostgresLedger:
 
 _ATTEMPT_COLUMNS = tuple(field.name for field in dataclasses.fields(Attempt))
 _ATTEMPT_VALUES = ", ".join(f"%(a_{column})s" for column in _ATTEMPT_COLUMNS)
-_INSERT_ATTEMPT = f"INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) VALUES ({_ATTEMPT_VALUES})"
+# an attempt written `in_flight` before dispatch gets its ending (the start stays)
+_ATTEMPT_UPSERT = " ON CONFLICT (action_id, number) DO UPDATE SET " + ", ".join(
+    f"{column} = EXCLUDED.{column}" for column in ("ended_at", "outcome", "error_type", "error")
+)
+_INSERT_ATTEMPT = (
+    f"INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) VALUES ({_ATTEMPT_VALUES}){_ATTEMPT_UPSERT}"
+)
 _ATTEMPT_CTE = (
-    f", att AS (INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) SELECT {_ATTEMPT_VALUES} FROM upd)"
+    f", att AS (INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) SELECT {_ATTEMPT_VALUES} FROM upd"
+    f"{_ATTEMPT_UPSERT})"
 )
 
 

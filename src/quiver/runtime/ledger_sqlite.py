@@ -46,6 +46,8 @@ _ACTION_COLUMNS = (
     "args_sha256", "side_effect", "policy", "state", "created_at", "updated_at", "attempts", "approval",
     "approval_ref", "result", "error_type", "error", "owner",
 )  # fmt: skip
+# an attempt written `in_flight` before dispatch gets its ending (the start stays)
+_ATTEMPT_ENDING = ", ".join(f"{c} = excluded.{c}" for c in ("ended_at", "outcome", "error_type", "error"))
 _SELECT = f"SELECT {', '.join(_ACTION_COLUMNS)} FROM actions"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -312,7 +314,8 @@ class SqliteLedger:
     def _insert_attempt(db: sqlite3.Connection, attempt: Attempt) -> None:
         db.execute(
             "INSERT INTO attempts (action_id, number, started_at, ended_at, outcome, error_type, error)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (action_id, number) DO UPDATE SET"
+            f" {_ATTEMPT_ENDING}",
             (attempt.action_id, attempt.number, attempt.started_at, attempt.ended_at, attempt.outcome,
              attempt.error_type, attempt.error),
         )  # fmt: skip

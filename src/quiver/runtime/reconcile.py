@@ -9,13 +9,22 @@ The policy names the tool, its arguments and what in its result means "it took e
 indexes as numbers) into `{"arguments": ..., "idempotency_key": ..., "action_id": ..., "server": ...,
 "tool": ...}`; anything else is a literal. The reconcile call's result (wire JSON) decides: isError
 true, or `succeeded_when` missing from it -> still unknown; otherwise the value at `succeeded_when`
-(compared with `equals` when given, else its truthiness) -> `succeeded` or `failed_final`. Right after a
-timeout only a confirmation settles the action (a request the upstream still holds could land after a
-"no"); at recovery (`recover`, on gateway start) either answer settles it.
+(compared with `equals` when given, else its truthiness) -> `succeeded` or `failed_final`. A result
+without `structuredContent` whose text content parses as JSON is read as if that JSON were its
+`structuredContent` (most servers answer JSON as text). Right after a failure, and in the periodic
+sweeps of a running gateway, only a confirmation settles the action (a request the upstream still
+holds could land after a "no"); at recovery on gateway start (the previous gateway's upstreams died
+with it) either answer settles it.
+
+The probe goes through the same `Dispatch` as every call, so the upstream's definition of the reconcile
+tool is checked against its pin: `quiver compile` writes the locked tool's sha256 into the policy as
+`reconcile.tool_sha256` (and refuses a reconcile tool the server's locked catalog does not have). A
+policy without that pin (a manifest from an older quiver) is never probed: recompile.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 from quiver.runtime._exec_outcome import _text
 from quiver.runtime.ledger import JSON, Action, StateConflict, canonical_json, clip
 from quiver.runtime.protocol import CallRequest, Dispatch
+from quiver.runtime.transient import result_text
 
 if TYPE_CHECKING:
     from quiver.runtime._exec_policy import ExecPolicy
@@ -33,6 +43,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("quiver.runtime.executor")
 
 Verdict = Literal["succeeded", "failed_final"]
+RECONCILE_INITIAL_S = 1.0  # the wait before a sweep asks about an unsettled action again
+RECONCILE_MAX_S = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +54,13 @@ class ReconcileSpec:
     succeeded_when: str
     equals: JSON = None
     has_equals: bool = False
+    tool_sha256: str | None = None  # written by `quiver compile` from the lock; never "" (see from_mapping)
 
     @classmethod
     def from_mapping(cls, value: JSON) -> ReconcileSpec:
         if not isinstance(value, Mapping):
             raise ValueError("reconcile must be a table with `tool`, `arguments` and `succeeded_when`")
-        unknown = set(value) - {"tool", "arguments", "succeeded_when", "equals"}
+        unknown = set(value) - {"tool", "arguments", "succeeded_when", "equals", "tool_sha256"}
         if unknown:
             raise ValueError(f"unknown reconcile key `{sorted(unknown)[0]}`")
         tool, arguments, when = value.get("tool"), value.get("arguments", {}), value.get("succeeded_when")
@@ -57,7 +70,10 @@ class ReconcileSpec:
             raise ValueError("reconcile.arguments must be a table")
         if not isinstance(when, str) or not when.startswith("$"):
             raise ValueError("reconcile.succeeded_when must be a path such as `$.structuredContent.found`")
-        return cls(tool, dict(arguments), when, value.get("equals"), "equals" in value)
+        pin = value.get("tool_sha256")
+        if pin is not None and (not isinstance(pin, str) or not pin):
+            raise ValueError("reconcile.tool_sha256 must be the reconcile tool's pin (quiver compile writes it)")
+        return cls(tool, dict(arguments), when, value.get("equals"), "equals" in value, pin)
 
 
 def resolve_path(root: JSON, path: str) -> tuple[bool, JSON]:
@@ -99,11 +115,22 @@ def reconcile_verdict(spec: ReconcileSpec, result: Mapping[str, JSON]) -> Verdic
     """What a reconcile result says about the action; None when it cannot tell. Pure."""
     if result.get("isError"):
         return None
-    found, value = resolve_path(result, spec.succeeded_when)
+    found, value = resolve_path(_with_parsed_text(result), spec.succeeded_when)
     if not found:
         return None
     took_effect = value == spec.equals if spec.has_equals else bool(value)
     return "succeeded" if took_effect else "failed_final"
+
+
+def _with_parsed_text(result: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    """The result, with its text content parsed as JSON as `structuredContent` when it has none."""
+    if result.get("structuredContent") is not None:
+        return result
+    try:
+        parsed = json.loads(result_text(result))
+    except ValueError:
+        return result
+    return {**result, "structuredContent": parsed}
 
 
 async def reconcile_action(
@@ -121,8 +148,14 @@ async def reconcile_action(
     arguments = reconcile_arguments(spec, action)
     if arguments is None:
         return action
+    if not spec.tool_sha256:
+        logger.warning(
+            "action %s: reconcile tool `%s` has no pin in the manifest (recompile with this quiver); not asked",
+            action.id, spec.tool,
+        )  # fmt: skip
+        return action
     probe = CallRequest(
-        server=action.server, tool=spec.tool, arguments=arguments, tool_sha256="",
+        server=action.server, tool=spec.tool, arguments=arguments, tool_sha256=spec.tool_sha256,
         policy={"side_effect": "read_only", "idempotent": True, "approval": "never",
                 "timeout_ms": int(policy.timeout_s * 1000)},
         session_id=action.session_id, requester="quiver-reconcile",
@@ -149,3 +182,39 @@ async def reconcile_action(
         )  # fmt: skip
     except StateConflict as conflict:
         return conflict.action
+
+
+async def reconcile_pending(
+    executor: LedgerExecutor,
+    dispatch: Dispatch,
+    probes: dict[str, tuple[float, float]],
+    *,
+    settle_negative: bool,
+) -> list[Action]:
+    """Ask about every `unknown_outcome` action whose policy has a reconcile tool; the ones settled.
+
+    `probes` (action id -> (next probe at, last wait), kept by the caller between sweeps) is the
+    backoff: an action whose probe settled nothing is asked again after RECONCILE_INITIAL_S, then
+    twice as long each time, up to RECONCILE_MAX_S."""
+    from quiver.runtime._exec_policy import ExecPolicy
+    from quiver.runtime.ledger import ActionFilter
+
+    settled_now: list[Action] = []
+    for action in await executor.store.list(ActionFilter(states=("unknown_outcome",))):
+        due, wait = probes.get(action.id, (0.0, 0.0))
+        if executor._clock() < due:
+            continue
+        try:
+            policy = ExecPolicy.from_mapping(action.policy_value())
+        except ValueError:
+            continue
+        if policy.reconcile is None:
+            continue
+        settled = await reconcile_action(executor, action, policy, dispatch, settle_negative=settle_negative)
+        if settled.state != "unknown_outcome":
+            probes.pop(action.id, None)
+            settled_now.append(settled)
+        else:
+            wait = min(RECONCILE_MAX_S, wait * 2 if wait else RECONCILE_INITIAL_S)
+            probes[action.id] = (executor._clock() + wait, wait)
+    return settled_now

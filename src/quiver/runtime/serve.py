@@ -4,7 +4,8 @@ stdio: stdout carries only the protocol (fd 1 points at stderr while serving, so
 corrupt it), logs go to stderr; the thread-free transport of `_stdio` when stdin and stdout are pipes,
 else the SDK's `stdio_server`. HTTP: the SDK's streamable-HTTP app behind a bearer-token check (compared
 with `hmac.compare_digest`; anything else gets 401 and is logged), bound to 127.0.0.1 unless another
-host is named, served by uvicorn. Either way, leaving stops every upstream server.
+host is named, served by uvicorn. Either way, leaving stops every upstream server. Recovery and
+reconcile sweeps run every `QUIVER_SWEEP_INTERVAL_S` seconds (default 5).
 """
 
 from __future__ import annotations
@@ -40,34 +41,68 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 GRACEFUL_SHUTDOWN_S = 5
+STOP_GRACE_S = 2.0  # for the calls in flight to be cancelled and recorded after a signal
 MCP_PATH = "/mcp"
 
 
 async def serve_stdio(gateway: Gateway) -> None:
-    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT."""
+    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT.
+
+    Either way the calls in flight are cancelled first (the executor records each: a write in flight is
+    `unknown_outcome`), then every upstream is stopped, while SIGTERM/SIGINT are still handled: a client
+    that signals during that shutdown (the usual "close stdin, SIGTERM after 2 s") gets an immediate exit,
+    and the upstreams' guards (`quiver.runtime._guard`) take their servers with it.
+    """
     from mcp.server.stdio import stdio_server
 
     server = gateway.server
+    serving = anyio.CancelScope()
+    stopped = anyio.Event()
     async with gateway, anyio.create_task_group() as tg:
-        tg.start_soon(_exit_on_signals, gateway)
-        tg.start_soon(gateway.sweep_orphans)
+        tg.start_soon(_stop_on_signals, gateway, serving, stopped)
+        tg.start_soon(gateway.sweep_orphans, sweep_interval())
         transport = _stdio.stdio_streams() if _stdio.usable() else stdio_server()
-        async with transport as (read_stream, write_stream):
-            logger.info("serving agent `%s` over stdio", gateway.manifest.agent_id)
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        with serving:
+            async with transport as (read_stream, write_stream):
+                logger.info("serving agent `%s` over stdio", gateway.manifest.agent_id)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        stopped.set()
+        logger.info("the client left: stopping the upstream servers")
+        await gateway.upstreams.aclose()
         tg.cancel_scope.cancel()
 
 
-async def _exit_on_signals(gateway: Gateway) -> None:
-    """On SIGTERM/SIGINT stop every upstream, then exit at once.
+def sweep_interval() -> float:
+    """Seconds between recovery and reconcile sweeps: `QUIVER_SWEEP_INTERVAL_S`, else the gateway's default."""
+    from quiver.runtime.gateway import DEFAULT_SWEEP_INTERVAL_S
 
-    Not through cancellation: the SDK's `stdio_server` (the fallback transport) reads stdin in a worker
-    thread that a cancellation cannot interrupt, so the serving loop would wait for the client's next line.
+    try:
+        value = float(os.environ.get("QUIVER_SWEEP_INTERVAL_S", DEFAULT_SWEEP_INTERVAL_S))
+    except ValueError:
+        return DEFAULT_SWEEP_INTERVAL_S
+    return value if value > 0 else DEFAULT_SWEEP_INTERVAL_S
+
+
+async def _stop_on_signals(gateway: Gateway, serving: anyio.CancelScope, stopped: anyio.Event) -> None:
+    """On SIGTERM/SIGINT: cancel the calls in flight (they are recorded) and let serve_stdio stop the upstreams.
+
+    The SDK's `stdio_server` (the fallback transport) reads stdin in a worker thread that a cancellation
+    cannot interrupt: if serving has not stopped within STOP_GRACE_S, stop the upstreams and exit here.
+    A second signal exits at once (the guards kill the upstreams).
     """
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
-            logger.info("received %s: stopping the upstream servers and exiting", signal.Signals(signum).name)
-            await gateway.upstreams.aclose()
+            name = signal.Signals(signum).name
+            if not serving.cancel_called:
+                logger.info("received %s: recording the calls in flight, then stopping the upstream servers", name)
+                serving.cancel()
+                with anyio.move_on_after(STOP_GRACE_S):
+                    await stopped.wait()
+                if stopped.is_set():
+                    continue  # serve_stdio stops the upstreams; a further signal hurries it
+                await gateway.upstreams.aclose()
+            else:
+                logger.info("received %s again: exiting now", name)
             logging.shutdown()
             sys.stderr.flush()
             os._exit(0)
@@ -99,7 +134,7 @@ async def serve_http(
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )
         async with gateway, anyio.create_task_group() as sweeps:
-            sweeps.start_soon(gateway.sweep_orphans)
+            sweeps.start_soon(gateway.sweep_orphans, sweep_interval())
             logger.info("serving agent `%s` at %s", gateway.manifest.agent_id, url)
             if ready is not None:
                 ready(url)

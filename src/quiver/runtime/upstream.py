@@ -60,6 +60,7 @@ from pydantic import RootModel, ValidationError
 from quiver import __version__
 from quiver.errors import InputError
 from quiver.model import JSON, sha256_json
+from quiver.runtime._guard import guarded
 from quiver.runtime._manifest import ManifestServer
 from quiver.runtime.protocol import (
     CallRequest,
@@ -420,6 +421,8 @@ class UpstreamManager:
         params = types.CallToolRequestParams(name=tool, arguments=dict(arguments), _meta=request_meta)
         request = types.CallToolRequest(params=params)
         for attempt in (1, 2):
+            if pin is not None and not pin:  # "" is no pin: never a match, never "unchecked"
+                raise SchemaMismatch(f"`{server}/{tool}` has no pin (an empty sha256) in the manifest; recompile")
             conn = await self._connected(server)
             if pin is not None:
                 check = await self._check(conn, tool, pin)
@@ -529,7 +532,9 @@ async def _stdio_streams(
 ) -> AsyncIterator[TransportStreams]:
     from mcp import StdioServerParameters, stdio_client
 
-    # The whole environment, as a shell would pass it (stdio_client alone passes a safe subset).
+    # The whole environment, as a shell would pass it (stdio_client alone passes a safe subset); on Linux
+    # under the guard that kills the server when the gateway dies (`quiver.runtime._guard`).
+    command, args = guarded(command, args, env, cwd)
     params = StdioServerParameters(command=command, args=args, env=dict(env), cwd=cwd)
     async with stdio_client(params, errlog=errlog or sys.stderr) as streams:
         yield streams

@@ -55,3 +55,22 @@ def write_atomic(path: Path, content: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+IGNORE_ALL = "# Automatically created by quiver: everything here is machine-written.\n*\n"
+
+
+def machine_dir(directory: Path) -> Path:
+    """Create a folder only quiver writes, holding a `.gitignore` of `*` (as ruff's cache does), so a
+    `git add -A` never stages it and a pre-commit hook never shows it as modified."""
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / ".gitignore"
+    if not marker.exists():
+        write_atomic(marker, IGNORE_ALL)
+    return directory
+
+
+def write_cache(path: Path, content: str) -> None:
+    """`write_atomic` into a machine-written folder (see `machine_dir`)."""
+    machine_dir(path.parent)
+    write_atomic(path, content)

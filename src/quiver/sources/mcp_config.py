@@ -58,10 +58,14 @@ class McpConfig:
 
 
 def discover_configs(root: Path, extra: Iterable[str] = ()) -> list[str]:
+    """The standard config files present, then `mcp_configs` entries (a glob adds every file it matches)."""
     found = [rel for rel in CONFIG_FILES if (root / rel).is_file()]
-    for rel in extra:
-        if rel not in found:
-            found.append(rel)
+    for entry in extra:
+        if any(c in entry for c in "*?["):
+            matched = sorted(p.relative_to(root).as_posix() for p in root.glob(entry) if p.is_file())
+        else:
+            matched = [entry]  # a named file that is missing is an error when it is read
+        found.extend(rel for rel in matched if rel not in found)
     return found
 
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from quiver.model import JSON
-from quiver.sources.files import write_atomic
+from quiver.sources.files import write_cache
 from quiver.tokens import compact, counter, encoder_name
 
 TOKEN_CACHE_FILE = ".quiver/cache/tokens.json"
@@ -45,7 +45,7 @@ class TokenCache:
             return
         data = {"encoder": encoder_name(), "counts": dict(sorted(self._data.items()))}
         try:
-            write_atomic(self.path, json.dumps(data, separators=(",", ":")) + "\n")
+            write_cache(self.path, json.dumps(data, separators=(",", ":")) + "\n")
         except OSError:
             return  # a cache that cannot be written only costs time
         self.dirty = False

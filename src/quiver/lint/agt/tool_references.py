@@ -1,6 +1,7 @@
-"""AGT008-011: `tools` entries that resolution (quiver.resolve) could not honour.
+"""AGT008-011: `tools` entries quiver can prove wrong, and host-provided servers without a catalog.
 
-Resolution returns them as `Unresolved` data; this module's check turns them into findings.
+Resolution (quiver.resolve) returns them as data (`Unresolved` entries, `host_refs`); this module's check
+turns them into findings. AGT022 (entries only the host can resolve) is unverifiable_tool_references.py.
 """
 
 from __future__ import annotations
@@ -15,17 +16,22 @@ from quiver.project import HOST_SERVERS
 from quiver.resolve import ResolvedAgent
 from quiver.suggest import did_you_mean
 
-_FALLBACK = "check the spelling, or add the server that provides it"
-
 
 def reference_findings(resolved: ResolvedAgent) -> Iterator[Finding]:
-    """The findings of one agent's unresolved `tools` entries, in the order it wrote them."""
+    """One agent's unresolved `tools` entries in the order it wrote them, then one AGT011 per host server."""
     agent = resolved.agent.id
     for item in resolved.unresolved:
         ref, at = item.ref.text, item.ref.location
         match item.kind:
             case "unknown-tool":
-                hint = did_you_mean(ref, item.candidates, _FALLBACK)
+                if item.server is None:
+                    hint = f"did you mean `{item.guess}`?"
+                else:
+                    fallback = (
+                        f"the lock lists no such tool of `{item.server}`; "
+                        f"run `quiver snapshot --server {item.server}` if it changed"
+                    )
+                    hint = did_you_mean(ref, item.candidates, fallback)
                 yield UNKNOWN_TOOL_REFERENCE.finding(location=at, agent=agent, ref=ref, suggestion=hint)
             case "ambiguous-tool":
                 servers = ", ".join(f"`{name}`" for name in item.candidates)
@@ -34,18 +40,17 @@ def reference_findings(resolved: ResolvedAgent) -> Iterator[Finding]:
                     location=at, agent=agent, ref=ref, servers=servers, example=example
                 )
             case "unknown-server":
-                server = item.server or ""
-                hint = did_you_mean(server, item.candidates, _FALLBACK)
+                hint = f"did you mean `{item.guess}`?"
                 yield UNKNOWN_SERVER_REFERENCE.finding(
-                    location=at, agent=agent, ref=ref, server=server, suggestion=hint
-                )
-            case "host-server":
-                server = item.server or ""
-                yield HOST_SERVER_NOT_SNAPSHOTTED.finding(
-                    location=at, agent=agent, ref=ref, server=server, host=HOST_SERVERS[server]
+                    location=at, agent=agent, ref=ref, server=item.server, suggestion=hint
                 )
             case _:
                 assert_never(item.kind)
+    for server, refs in resolved.host_refs.items():
+        listed = ", ".join(f"`{r.text}`" for r in refs)
+        yield HOST_SERVER_NOT_SNAPSHOTTED.finding(
+            location=refs[0].location, agent=agent, refs=listed, server=server, host=HOST_SERVERS[server]
+        )
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
@@ -62,8 +67,10 @@ UNKNOWN_TOOL_REFERENCE = Rule(
     hint="{suggestion}",
     doc="""\
 ## What it does
-Flags an entry of an agent's `tools` that names no built-in alias, no VS Code tool and no tool of any
-MCP server the agent can see.
+Flags an entry of an agent's `tools` that quiver can prove wrong: `server/tool` where the lock lists
+`server`'s tools and `tool` is not one of them, or a bare name close to a tool or server of the MCP
+configs and lock quiver reads. A name quiver cannot check (a server configured outside the repository,
+an extension tool) is AGT022 instead.
 
 ## Why is this bad?
 Hosts silently ignore tools they do not know, so the agent runs without a tool its prompt relies on.
@@ -79,8 +86,8 @@ tools: ["github/search_issues"]
 ```
 
 ## Fix
-The hint proposes the closest known name (by edit distance). It is wrong when the tool comes from a
-server that is not configured in this repository: add that server's config, or snapshot it.
+The hint proposes the closest known name (by edit distance). When the server changed, re-run
+`quiver snapshot --server NAME`.
 
 ## Options
 `mcp_configs` adds config files; `lock` names the lock file that lists each server's tools.
@@ -133,7 +140,8 @@ UNKNOWN_SERVER_REFERENCE = Rule(
     doc="""\
 ## What it does
 Flags a `server/tool` or `server/*` reference whose server is neither configured (project configs or
-the agent's own `mcp-servers`) nor a host built-in server.
+the agent's own `mcp-servers`) nor a host built-in server, when its name is close to one that is: a
+typo. A server no config here defines and that resembles none is AGT022 (only the host can resolve it).
 
 ## Why is this bad?
 The host has no such server, so every tool the reference was meant to bring is missing.
@@ -162,12 +170,12 @@ HOST_SERVER_NOT_SNAPSHOTTED = Rule(
     name="host-server-not-snapshotted",
     severity="info",
     check=check,
-    message="`{ref}` refers to host-provided server `{server}` ({host}); its catalog is unknown",
+    message="host-provided server `{server}` ({host}) has no catalog in the lock; not checked: {refs}",
     hint="snapshot it (`quiver snapshot --import ... --server {server}`) to count its tokens",
     doc="""\
 ## What it does
-Notes a reference to a server the host provides itself (Copilot's `github`, `playwright`, ...) when
-the lock file has no catalog for it.
+Notes, once per agent and server, the references to a server the host provides itself (Copilot's
+`github`, `playwright`, ...) when the lock file has no catalog for it.
 
 ## Why is this bad?
 quiver cannot count the tokens those tools cost or check that the named tools exist.

@@ -26,10 +26,41 @@ DOWNLOAD_AND_RUN = re.compile(
 )
 
 
-PACKAGE_RUNNERS = frozenset({"npx", "bunx", "pnpx", "pnpm", "yarn", "deno"})
+# Launchers that run a named package: the command, and the subcommand it needs (`pipx run`, `pnpm dlx`).
+LAUNCHERS = {"npx": (), "bunx": (), "pnpx": (), "uvx": (), "pipx": ("run",), "pnpm": ("dlx",), "yarn": ("dlx",)}
+LAUNCHERS |= {"uv": ("tool", "run"), "deno": ("run",)}
+# Flags whose value names the package to run (a URL there is code fetched), and flags that take any value.
+_SPEC_FLAGS = frozenset({"-p", "--package", "--from", "--spec", "--with"})
+_VALUE_FLAGS = _SPEC_FLAGS | {"--python", "--index-url", "--extra-index-url", "--index", "--default-index"}
+_VALUE_FLAGS |= {"--registry", "--pip-args", "--cache", "--userconfig", "-c", "--call"}
 
 
 REMOTE_PACKAGE = re.compile(r"^(?:https?://|git\+(?:https?|ssh)://)", re.IGNORECASE)
+
+
+def remote_package(command: str, args: list[str]) -> str | None:
+    """The launcher invocation up to a package given as a URL (`npx -y https://...`), else None.
+
+    Arguments after the package are the package's own (`npx -y mcp-remote https://...` passes a URL to
+    `mcp-remote`, a named package): they are not code being fetched.
+    """
+    sub = LAUNCHERS.get(command)
+    if sub is None or tuple(args[: len(sub)]) != sub:
+        return None
+    rest = args[len(sub) :]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if not arg.startswith("-"):
+            return " ".join([command, *sub, *rest[: i + 1]]) if REMOTE_PACKAGE.match(arg) else None
+        flag, _, value = arg.partition("=")
+        if flag in _VALUE_FLAGS and not value and i + 1 < len(rest):
+            i += 1
+            value = rest[i]
+        if flag in _SPEC_FLAGS and REMOTE_PACKAGE.match(value):
+            return " ".join([command, *sub, *rest[: i + 1]])
+        i += 1
+    return None
 
 
 def _shell(v: ServerValues) -> Iterator[Finding]:
@@ -45,11 +76,10 @@ def _shell(v: ServerValues) -> Iterator[Finding]:
         snippet = found if len(found) <= 60 else found[:57] + "..."
         yield v.finding(DOWNLOAD_PIPED_TO_SHELL, v.at(field, None, ""), snippet=snippet)
         return
-    if v.command in PACKAGE_RUNNERS:
-        remote = next((a for a in args if REMOTE_PACKAGE.match(a)), None)
-        if remote is not None:
-            snippet = f"{v.command} {remote}"
-            yield v.finding(DOWNLOAD_PIPED_TO_SHELL, v.at("args", None, remote), snippet=snippet)
+    launched = remote_package(v.command, args)
+    if launched is not None:
+        remote = launched.rsplit(" ", 1)[-1].partition("=")[2] or launched.rsplit(" ", 1)[-1]
+        yield v.finding(DOWNLOAD_PIPED_TO_SHELL, v.at("args", None, remote), snippet=launched)
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
@@ -70,8 +100,10 @@ DOWNLOAD_PIPED_TO_SHELL = Rule(
 Flags a server whose start-up command runs code fetched from the network. In `command` and `args`:
 a download piped into a shell
 or interpreter (`curl ... | sh`, `wget -qO- ... | python`, `iwr ... | iex`), a shell fed by command or
-process substitution (`bash -c "$(curl ...)"`, `bash <(curl ...)`), or a package runner given a URL
-(`npx https://...`, `npx git+https://...`).
+process substitution (`bash -c "$(curl ...)"`, `bash <(curl ...)`), or a launcher whose package is a
+URL (`npx https://...`, `uvx --from git+https://...`, `pipx run --spec https://...`, `bunx https://...`).
+A URL after a named package is that package's argument, not code being fetched: `npx -y mcp-remote
+https://mcp.example.com/sse` runs the `mcp-remote` package and is not reported.
 
 ## Why is this bad?
 Whatever the URL serves at that moment runs with the agent's credentials, on every start: one

@@ -25,11 +25,13 @@ UNREADABLE_FILE = Rule(
     hint="{advice}",
     doc="""\
 ## What it does
-Reports an agent file that could not be read at all: malformed YAML, a duplicate key, an alias bomb,
-a file over 5 MB or not UTF-8.
+Reports an input file that could not be read at all: an agent file, an MCP config, the lock file or
+the quiver config with malformed YAML/JSON/TOML, a duplicate key, an alias bomb, a file over 5 MB or
+not UTF-8. Every other file is still checked, and `quiver lint` exits 2.
 
 ## Why is this bad?
-The host will skip or misread the agent; none of quiver's other checks can run on it.
+The host will skip or misread the file; none of quiver's other checks can run on it, and a broken
+MCP config or lock hides the servers and tools the agents refer to.
 
 ## Example
 ```yaml

@@ -67,11 +67,11 @@ class ToolCheckCache:
     def save(self) -> None:
         if not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
             return
-        from quiver.sources.files import write_atomic
+        from quiver.sources.files import write_cache
 
         text = json.dumps({"version": __version__, "entries": self.entries}, sort_keys=True, separators=(",", ":"))
         try:
-            write_atomic(self.path, text + "\n")
+            write_cache(self.path, text + "\n")
         except OSError:
             return  # a cache that cannot be written only costs time
 
@@ -127,12 +127,12 @@ def cached_check(
             return [finding_from_json(item) for item in data[key]]
         found = list(check(ctx))
         if not os.environ.get("QUIVER_NO_CACHE"):
-            from quiver.sources.files import write_atomic
+            from quiver.sources.files import write_cache
 
             kept = {k: v for k, v in data.items() if not k.startswith(f"{name}:")}
             kept[key] = [f.to_json() for f in found]
             with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-                write_atomic(path, json.dumps(kept, sort_keys=True, separators=(",", ":")) + "\n")
+                write_cache(path, json.dumps(kept, sort_keys=True, separators=(",", ":")) + "\n")
         return found
 
     return run

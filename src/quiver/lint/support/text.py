@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from quiver.lint.support.schema_walk import Path, walk
-from quiver.model import JSON, Location, LockedServer, LockedTool
+from quiver.model import JSON, Agent, Location, LockedServer, LockedTool
 from quiver.project import Project
 
 _LISTED = 6
@@ -83,8 +83,22 @@ def server_texts(server: LockedServer) -> Iterator[Text]:
             yield Text(value, f"serverInfo.{key}", owner, server.location, server.name)
 
 
+def _hidden_body_lines(agent: Agent) -> Iterator[Text]:
+    """Lines of an agent's prompt that hold invisible characters: what renders is not what the model reads.
+
+    The rest of the body is the author's own prompt and is not scanned for injection phrases.
+    """
+    from quiver.lint.support.injection import invisible
+
+    for offset, line in enumerate(agent.body.split("\n")):
+        if invisible(line):
+            where = Location(agent.path, agent.body_line + offset, 1)
+            yield Text(line, "body", f"agent `{agent.id}`", where, agent=agent.id)
+
+
 def project_texts(project: Project) -> Iterator[Text]:
-    """Configured server descriptions (shown while their tools are deferred) and agent descriptions."""
+    """Configured server descriptions (shown while their tools are deferred), agent descriptions, and
+    agent prompt lines that hold invisible characters."""
     for name in sorted(project.servers):
         server = project.servers[name]
         if server.description:
@@ -94,6 +108,7 @@ def project_texts(project: Project) -> Iterator[Text]:
         if agent.description:
             where = agent.key_locations.get("description", agent.location)
             yield Text(agent.description, "description", f"agent `{agent.id}`", where, agent=agent.id)
+        yield from _hidden_body_lines(agent)
         for server in agent.mcp_servers:
             if server.description:
                 where = server.key_locations.get("description", server.location)

@@ -1,0 +1,74 @@
+"""Fusion of the lexical ranking with the embedding one: a z-score sum over the candidates of both.
+
+The candidates are the lexical top `depth` and the embedding top `depth`. Over them, each score list is
+standardised (minus its mean, over its standard deviation; a tool the lexical side did not match scores 0
+there), and a tool's fused score is z(lexical) + weight x z(cosine). So neither side's scale matters, and
+the embedding's vote is as loud as the lexical one at weight 1. A tool's cosine is the best over its own
+vector and its examples' vectors. numpy is imported here; `quiver.search` imports this module only when
+vectors are given.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+from quiver._search._embed_id import DIM
+
+Matrix = Any
+Vector = Sequence[float]
+
+
+class Semantic:
+    """The unit vectors of one index's docs (each doc: its own vector, then its examples')."""
+
+    __slots__ = ("_matrix", "_ndocs", "_np", "_owners")
+
+    def __init__(self, vectors: Sequence[Sequence[Vector]]) -> None:
+        np = importlib.import_module("numpy")
+        self._np = np
+        self._ndocs = len(vectors)
+        rows = [v for doc in vectors for v in doc]
+        self._owners: Matrix = np.asarray([i for i, doc in enumerate(vectors) for _ in doc], dtype=np.int64)
+        self._matrix: Matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), DIM)
+
+    def cosines(self, query_vector: Matrix) -> Matrix:
+        """Per doc, the best cosine of its vectors with the query's (-1 for a doc without vectors)."""
+        np = self._np
+        sims = self._matrix @ query_vector
+        best: Matrix = np.full(self._ndocs, -1.0, dtype=np.float32)
+        np.maximum.at(best, self._owners, sims)
+        return best
+
+    def fuse(
+        self, query_vector: Matrix, lexical: dict[int, float], *, depth: int, weight: float, rrf: int = 0
+    ) -> dict[int, float]:
+        np = self._np
+        cos = self.cosines(query_vector)
+        depth = min(depth, self._ndocs)
+        if depth <= 0:
+            return {}
+        lex_top = sorted(lexical.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
+        dense_top = np.argsort(-cos, kind="stable")[:depth].tolist()
+        ids = sorted({i for i, _ in lex_top} | set(dense_top))
+        if rrf:
+            lex_rank = {i: r for r, (i, _) in enumerate(lex_top)}
+            dense_rank = {i: r for r, i in enumerate(dense_top)}
+            return {
+                i: (1.0 / (rrf + lex_rank[i]) if i in lex_rank else 0.0)
+                + weight * (1.0 / (rrf + dense_rank[i]) if i in dense_rank else 0.0)
+                for i in ids
+            }
+        lex = np.asarray([lexical.get(i, 0.0) for i in ids], dtype=np.float64)
+        dense = cos[ids].astype(np.float64)
+        fused = _z(np, lex) + weight * _z(np, dense)
+        return {i: float(s) for i, s in zip(ids, fused.tolist(), strict=True)}
+
+
+def _z(np: Any, values: Matrix) -> Matrix:
+    std = float(values.std())
+    if std < 1e-9:
+        return np.zeros_like(values)
+    out: Matrix = (values - values.mean()) / std
+    return out

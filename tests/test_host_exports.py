@@ -1,0 +1,164 @@
+"""Host exports as each SDK types them (mypy against the `openai` and `anthropic` packages), OpenAI strict
+mode and namespaces, and the up-front budget each host really shows the model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quiver.host_exports import host_budget, strict_schema
+from quiver.sources.token_cache import TokenCache
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "examples" / "demo"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    project = tmp_path_factory.mktemp("demo") / "demo"
+    shutil.copytree(DEMO, project, ignore=shutil.ignore_patterns("build", ".quiver"))
+    emit = ["--emit", "anthropic", "--emit", "openai"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "compile", "-q", "-C", str(project), *emit],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return project / "build" / "quiver"
+
+
+def _tools(path: Path) -> list[Any]:
+    tools: list[Any] = json.loads(path.read_text(encoding="utf-8"))["tools"]
+    return tools
+
+
+def test_both_exports_of_every_demo_agent_type_check_against_the_sdks(exported: Path, tmp_path: Path) -> None:
+    lines = [
+        "from anthropic.types import ToolUnionParam",
+        "from openai.types.responses import FunctionToolParam, ToolParam",
+        "",
+        "# the control: a function without `strict`, which the openai SDK requires",
+        "broken: FunctionToolParam = {'type': 'function', 'name': 'f', 'parameters': {}}",
+    ]
+    files = sorted(exported.glob("*.*.json"))
+    assert len(files) >= 2
+    for i, path in enumerate(files):
+        kind = "ToolUnionParam" if path.name.endswith(".anthropic.json") else "ToolParam"
+        lines.append(f"tools_{i}: list[{kind}] = {_tools(path)!r}")
+    checked = tmp_path / "exports_typed.py"
+    checked.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "mypy.ini").write_text("[mypy]\nstrict = True\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--config-file", "mypy.ini", checked.name],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1, proc.stdout[-3000:]
+    assert errors[0].startswith("exports_typed.py:5:") and '"strict"' in errors[0]
+
+
+def test_openai_groups_each_servers_functions_in_a_namespace(exported: Path) -> None:
+    manifest = json.loads((exported / "researcher.json").read_text(encoding="utf-8"))
+    tools = _tools(exported / "researcher.openai.json")
+    assert tools[0] == {"type": "tool_search"}
+    namespaces = {t["name"]: t for t in tools[1:]}
+    servers = {s["name"]: s["description"] for s in manifest["servers"]}
+    assert set(namespaces) == {t["server"] for t in manifest["tools"]}
+    for name, namespace in namespaces.items():
+        assert namespace["type"] == "namespace" and namespace["description"] == servers[name]
+        expected = [t["name"] for t in manifest["tools"] if t["server"] == name]
+        assert [f["name"] for f in namespace["tools"]] == expected
+
+
+def test_openai_budget_counts_names_and_descriptions_of_deferred_functions(exported: Path) -> None:
+    openai = json.loads((exported / "researcher.openai.json").read_text(encoding="utf-8"))
+    anthropic = json.loads((exported / "researcher.anthropic.json").read_text(encoding="utf-8"))
+    manifest = json.loads((exported / "researcher.json").read_text(encoding="utf-8"))
+    deferred = [t for t in manifest["tools"] if t["load"] == "deferred"]
+    assert openai["budget"]["deferred_tools"] == anthropic["budget"]["deferred_tools"] == len(deferred) > 0
+    assert anthropic["budget"]["deferred_visible_tokens"] == 0
+    shown = [{"name": t["name"], "description": t["definition"]["description"]} for t in deferred]
+    assert openai["budget"]["deferred_visible_tokens"] == TokenCache(None).count_json(shown)
+    assert openai["budget"]["initial_tokens"] > anthropic["budget"]["initial_tokens"]
+    # deferred functions are not loaded: far less than all of them in full
+    assert openai["budget"]["initial_tokens"] < manifest["budget"]["baseline_tokens"] / 3
+
+
+def test_host_budget_counts_loaded_tools_in_full() -> None:
+    loaded = {"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": False}
+    deferred = {**loaded, "name": "g", "description": "Gets a thing.", "defer_loading": True}
+    cache = TokenCache(None)
+    budget = host_budget([loaded, deferred], "openai", cache)
+    assert budget["loaded_tokens"] == cache.count_json([loaded])
+    assert budget["deferred_visible_tokens"] == cache.count_json([{"name": "g", "description": "Gets a thing."}])
+    assert host_budget([loaded, deferred], "anthropic", cache)["initial_tokens"] == budget["loaded_tokens"]
+
+
+CLOSED = {
+    "type": "object",
+    "properties": {
+        "q": {"type": "string", "description": "query"},
+        "when": {"type": ["string", "null"], "format": "date"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 3},
+        "page": {
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 1}},
+            "required": ["n"],
+            "additionalProperties": False,
+        },
+        "either": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/num"}]},
+    },
+    "required": ["q", "when", "tags", "page", "either"],
+    "additionalProperties": False,
+    "$defs": {"num": {"type": "number"}},
+}
+
+
+def _without(schema: dict[str, Any], path: list[str], key: str) -> dict[str, Any]:
+    copy: dict[str, Any] = json.loads(json.dumps(schema))
+    node = copy
+    for part in path:
+        node = node[part]
+    del node[key]
+    return copy
+
+
+def _with(schema: dict[str, Any], path: list[str], key: str, value: Any) -> dict[str, Any]:
+    copy: dict[str, Any] = json.loads(json.dumps(schema))
+    node = copy
+    for part in path:
+        node = node[part]
+    node[key] = value
+    return copy
+
+
+def test_strict_is_true_only_for_schemas_inside_openais_strict_subset() -> None:
+    assert strict_schema(CLOSED)
+    broken = {
+        "root not an object": {"type": "string"},
+        "root anyOf": {"anyOf": [CLOSED]},
+        "open root": _without(CLOSED, [], "additionalProperties"),
+        "optional property": _with(CLOSED, [], "required", ["q"]),
+        "open nested object": _without(CLOSED, ["properties", "page"], "additionalProperties"),
+        "minLength": _with(CLOSED, ["properties", "q"], "minLength", 1),
+        "default": _with(CLOSED, ["properties", "q"], "default", "x"),
+        "unsupported format": _with(CLOSED, ["properties", "q"], "format", "uri"),
+        "allOf": _with(CLOSED, ["properties", "q"], "allOf", [{"type": "string"}]),
+        "untyped property": _with(CLOSED, ["properties"], "q", {"description": "anything"}),
+        "bad nested anyOf branch": _with(CLOSED, ["$defs", "num"], "uniqueItems", True),
+    }
+    assert {name: strict_schema(schema) for name, schema in broken.items()} == dict.fromkeys(broken, False)
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(11):
+        deep = {"type": "object", "properties": {"x": deep}, "required": ["x"], "additionalProperties": False}
+    assert not strict_schema(deep)
