@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("quiver.tokens",),
     ("quiver.sources", "quiver.config"),
-    ("quiver.project", "quiver.resolve", "quiver.findings", "quiver.search", "quiver._search"),
+    ("quiver.project", "quiver.references", "quiver.resolve", "quiver.findings", "quiver.search", "quiver._search"),
     (
         "quiver.lint",
         "quiver.contract",

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from quiver.errors import InputError, Position
 from quiver.model import JSON
 from quiver.project import Project
-from quiver.resolve import ResolvedAgent, catalog_of
+from quiver.references import catalog_of
+from quiver.resolve import ResolvedAgent
 from quiver.search import SearchDoc, SearchIndex, docs_from_tools
 from quiver.sources._yaml import YNode, parse_yaml
 from quiver.suggest import did_you_mean
