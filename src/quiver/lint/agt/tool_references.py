@@ -1,7 +1,7 @@
 """AGT008-011: `tools` entries quiver can prove wrong, and host-provided servers without a catalog.
 
-Resolution (quiver.references, quiver.resolve) returns them as data (`Unresolved` entries, `host_refs`); the check
-turns them into findings. AGT022 (entries only the host can resolve) is unverifiable_tool_references.py.
+Resolution (quiver.references, quiver.resolve) returns them as data (`Unresolved` entries, `host_refs`);
+the check turns them into findings. AGT022 (entries only the host can resolve) is unverifiable_tool_references.py.
 """
 
 from __future__ import annotations
