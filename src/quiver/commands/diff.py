@@ -150,5 +150,5 @@ def run(
     if output is not None:
         write_atomic(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped
     return 1 if at_or_above(kept, fail_on) else 0
