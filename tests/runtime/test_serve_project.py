@@ -70,3 +70,35 @@ def test_serve_refuses_to_start_without_a_required_input_naming_each_one(tmp_pat
     assert "variable `${input:workspace}` is not set" in done.stderr
     assert "export QUIVER_INPUT_WORKSPACE=" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+async def test_a_named_tool_of_an_unsnapshotted_server_says_which_server_and_what_fixes_it(tmp_path: Path) -> None:
+    agents = tmp_path / ".github" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "a.agent.md").write_text("---\ndescription: d\ntools: ['notes/list_notes']\n---\nbody\n")
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"notes": {"command": "srv", "tools": ["*"]}}}\n')
+    compiled = subprocess.run(
+        [sys.executable, "-m", "quiver", "compile", "-q", "-C", str(tmp_path)], capture_output=True, text=True
+    )
+    assert compiled.returncode == 0
+    assert "including the named `notes/list_notes`" in compiled.stderr
+    assert "run `quiver snapshot --server notes`" in compiled.stderr
+    explained = subprocess.run(
+        [sys.executable, "-m", "quiver", "explain", "-C", str(tmp_path), "a", "notes/list_notes"],
+        capture_output=True,
+        text=True,
+    )
+    assert explained.returncode == 2
+    assert "server `notes` has no catalog in quiver.lock.json" in explained.stderr
+    assert "run `quiver snapshot --server notes`, then `quiver compile`" in explained.stderr
+    manifest = tmp_path / "build" / "quiver" / "a.json"
+    argv = ["-m", "quiver", "serve", "--no-ledger", str(manifest)]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))
+    with anyio.fail_after(TEST_S), (tmp_path / "stderr").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("notes__list_notes", {})
+    assert result.is_error
+    message = " ".join(getattr(c, "text", "") for c in result.content)
+    assert "server `notes` had no catalog in the lock file" in message, message
+    assert "run `quiver snapshot --server notes`, then `quiver compile`" in message

@@ -11,7 +11,8 @@ from quiver.compile import build_index, build_manifest, emit, render_json
 from quiver.errors import QuiverError
 from quiver.model import JSON, Finding
 from quiver.project import Project, load_project
-from quiver.resolve import ResolvedAgent, project_findings, resolve_project
+from quiver.resolve import ResolvedAgent, resolve_project
+from quiver.server_findings import project_findings
 from quiver.sources.agents import agent_id
 from quiver.sources.files import write_atomic
 from quiver.tokens import TokenCache
