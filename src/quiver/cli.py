@@ -4,40 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from quiver import __version__
 from quiver.commands import ledger_cli, usage_cli
+from quiver.commands._group import QuiverGroup
 from quiver.commands._options import color as _color
 from quiver.commands._options import output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
-from quiver.errors import QuiverError
-
-
-class QuiverGroup(click.Group):
-    """The one error funnel: expected errors exit 2 with one line, bugs exit 3 with a traceback."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except QuiverError as exc:
-            for line in exc.lines():
-                click.echo(f"error: {line}", err=True)
-            ctx.exit(exc.exit_code)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            raise
-        except BrokenPipeError:
-            ctx.exit(1)
-        except Exception:
-            import traceback
-
-            click.echo(f"internal error: quiver {__version__}, Python {sys.version.split()[0]}", err=True)
-            click.echo("this is a bug in quiver; please report it with the traceback below", err=True)
-            click.echo(traceback.format_exc(), err=True, nl=False)
-            ctx.exit(3)
 
 
 @click.group(cls=QuiverGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -253,17 +229,28 @@ def diff_command(
 
 
 @cli.command("rule")
+@project_option
 @click.argument("rule_id", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule: code, name, severity, summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
+def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -> None:
     """Show a rule's documentation (by code or name), or list them all."""
     from quiver.commands.rule import run
+
+    _root(project)  # accepted, as by every command; the rules do not depend on the project
 
     click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
 
 
 @cli.command("serve")
+@click.option(
+    "--project",
+    "-C",
+    "project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Project root for the ledger and usage records, and MANIFEST (default: the manifest's project).",
+)
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--http",
@@ -294,10 +281,11 @@ def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
     "--ledger",
     default=None,
     metavar="PATH",
-    help="Execution ledger (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db).",
+    help="Execution ledger (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db of the project).",
 )
 @click.option("--no-ledger", is_flag=True, help="Dispatch calls directly: no ledger, no idempotency, no retries.")
 def serve_command(
+    project: Path | None,
     manifest: Path,
     http: str | None,
     token: str | None,
@@ -320,6 +308,7 @@ def serve_command(
         log_level=log_level,
         ledger=ledger,
         no_ledger=no_ledger,
+        project=_root(project) if project is not None else None,
     )
     sys.exit(code)
 

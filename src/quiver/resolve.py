@@ -69,6 +69,7 @@ class ResolvedAgent:
     host_servers: tuple[str, ...]  # host-provided servers referenced whose catalog is unknown
     findings: tuple[Finding, ...]
     unknown_catalogs: tuple[str, ...] = ()  # configured servers it refers to that the lock does not list
+    unknown_named: tuple[str, ...] = ()  # `server/tool` references to those servers: tools it cannot carry
 
     def tool(self, server: str, name: str) -> ResolvedTool | None:
         for item in self.tools:
@@ -119,6 +120,7 @@ class _Selector:
         self.unknown_catalogs: set[str] = set()
         self.host: dict[str, list[ToolRef]] = {}
         self.unverified: list[tuple[ToolRef, str]] = []  # what only the host can resolve, and why
+        self.unknown_named: list[str] = []
         self.findings: list[Finding] = []
 
     def add(self, tool: LockedTool, via: Location, named: bool) -> None:
@@ -167,6 +169,8 @@ class _Selector:
         if prefix in self.visible:
             catalog = self.catalogs[prefix]
             if rest == "*" or catalog is None:
+                if rest != "*":
+                    self.unknown_named.append(ref.text)
                 self.add_server(prefix, ref.location)
                 return
             for tool in catalog:
@@ -269,6 +273,7 @@ def resolve_agent(
         host_servers=tuple(sorted(selector.host)),
         findings=tuple(selector.findings),
         unknown_catalogs=tuple(sorted(n for n in selector.unknown_catalogs if visible[n].dialect != "host")),
+        unknown_named=tuple(selector.unknown_named),
     )
 
 
@@ -352,36 +357,3 @@ def _decide(
 
 def resolve_project(project: Project) -> list[ResolvedAgent]:
     return [resolve_agent(a, project.servers, project.lock, project.config) for a in project.agents]
-
-
-def project_findings(project: Project, resolved: Sequence[ResolvedAgent] = ()) -> list[Finding]:
-    """Findings about servers, reported once rather than per agent: MCP012 lists the agents it concerns."""
-    out: list[Finding] = []
-    users: dict[tuple[str, Location], list[str]] = {}
-    for item in resolved:
-        for name in item.unknown_catalogs:
-            server = next(s for s in item.servers if s.name == name)
-            users.setdefault((name, server.location), []).append(item.agent.id)
-    for (name, where), agents in sorted(users.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
-        shown = ", ".join(f"`{a}`" for a in agents[:5]) + (f" and {len(agents) - 5} more" if len(agents) > 5 else "")
-        label = f"agent {shown}" if len(agents) == 1 else f"{len(agents)} agents: {shown}"
-        out.append(R.SERVER_NOT_SNAPSHOTTED.finding(location=where, server=name, agents=label))
-    lock = project.lock
-    for name in sorted(project.servers):
-        server = project.servers[name]
-        locked = lock.servers.get(name) if lock is not None else None
-        if locked is None:
-            continue
-        served = [t.name for t in locked.tools]
-        for field, rule in (("preload_tools", R.PRELOAD_TOOL_NOT_SERVED), ("tools", R.ALLOW_LIST_TOOL_NOT_SERVED)):
-            for entry in getattr(server, field) or ():
-                if entry != "*" and entry not in served:
-                    out.append(
-                        rule.finding(
-                            location=server.key_locations.get(field, server.location),
-                            server=name,
-                            tool=entry,
-                            suggestion=_suggest(entry, served),
-                        )
-                    )
-    return out

@@ -12,7 +12,8 @@ from quiver.errors import QuiverError
 from quiver.host_exports import emit
 from quiver.model import JSON, Finding
 from quiver.project import Project, load_project
-from quiver.resolve import ResolvedAgent, project_findings, resolve_project
+from quiver.resolve import ResolvedAgent, resolve_project
+from quiver.server_findings import project_findings
 from quiver.sources.agents import agent_id
 from quiver.sources.files import write_atomic
 from quiver.tokens import TokenCache

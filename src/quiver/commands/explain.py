@@ -26,6 +26,22 @@ def run(root: Path, agent_id: str, tool: str | None) -> str:
         raise UsageError(f"no agent `{agent_id}`", hint=hint)
     resolved = resolve_agent(by_id[agent_id], project.servers, project.lock, project.config)
     text = explain(resolved, budget_of(resolved, TokenCache(root / CACHE_FILE)), tool)
+    lock = project.config.lock
     if tool is not None and text.strip() == "":
+        server = tool.split("/", 1)[0] if "/" in tool else None
+        if server in resolved.unknown_catalogs:
+            raise UsageError(
+                f"agent `{agent_id}` names `{tool}`, but server `{server}` has no catalog in {lock}, "
+                "so quiver does not know its tools",
+                hint=f"run `quiver snapshot --server {server}`, then `quiver compile`",
+            )
         raise UsageError(f"agent `{agent_id}` carries no tool `{tool}`", hint=f"run `quiver explain {agent_id}`")
+    if tool is None:
+        for server in resolved.unknown_catalogs:
+            named = [r for r in resolved.unknown_named if r.split("/", 1)[0] == server]
+            what = f"`{'`, `'.join(named)}` and any other tool" if named else "every tool"
+            text += (
+                f"  missing    {what} of server `{server}`: it has no catalog in {lock}; "
+                f"run `quiver snapshot --server {server}`\n"
+            )
     return text

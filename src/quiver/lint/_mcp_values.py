@@ -75,6 +75,7 @@ def remote_package(command: str, args: list[str]) -> str | None:
         i += 1
     return None
 
+
 RULES: tuple[Rule, ...] = (
     LITERAL_SECRET,
     UNDEFINED_INPUT_VARIABLE,

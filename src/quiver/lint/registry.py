@@ -8,8 +8,8 @@ from quiver.lint import references
 from quiver.lint._cache import cached_check
 from quiver.lint.engine import Family, LintContext
 from quiver.model import Finding
-from quiver.resolve import project_findings
 from quiver.rules import Rule, index_rules
+from quiver.server_findings import project_findings
 
 
 def _references(ctx: LintContext) -> Iterator[Finding]:

@@ -249,7 +249,9 @@ class Gateway:
         if tool is None:
             known = [*self.manifest.by_exposed, *(META_TOOL_NAMES if self._meta_tools else ())]
             self.recorder.call(session.id, "", name, outcome="refused", preloaded=False)
-            return self._refuse(session, name, f"`{name}` is not a tool of agent `{self.manifest.agent_id}`", known)
+            reason = _unsnapshotted(self.manifest, name.split("__", 1)[0], name)
+            reason = reason or f"`{name}` is not a tool of agent `{self.manifest.agent_id}`"
+            return self._refuse(session, name, reason, known)
         return await self._invoke(ctx, session, tool, args, None)
 
     def _refuse(
@@ -445,7 +447,9 @@ class Gateway:
             return found
         if not self.manifest.server_tools(server):
             servers = sorted({t.server for t in self.manifest.tools})
-            reason = f"`{server}` is not a server of agent `{self.manifest.agent_id}` (servers: {', '.join(servers)})"
+            reason = _unsnapshotted(self.manifest, server, f"{server}/{tool}") or (
+                f"`{server}` is not a server of agent `{self.manifest.agent_id}` (servers: {', '.join(servers)})"
+            )
             return self._refuse(session, f"{server}/{tool}", reason, servers if server else None)
         known = [t.name for t in self.manifest.server_tools(server)]
         self.recorder.call(session.id, server, tool, outcome="refused", preloaded=False)
@@ -500,3 +504,13 @@ def _forward_meta(meta: Mapping[str, Any] | None) -> dict[str, JSON]:
     if not meta:
         return {}
     return {k: v for k, v in meta.items() if k not in _DROPPED_META and not k.startswith("io.modelcontextprotocol/")}
+
+
+def _unsnapshotted(manifest: Manifest, server: str, name: str) -> str | None:
+    """Why a tool of a server the manifest lists without any tool is missing: the lock had no catalog."""
+    if server not in manifest.servers or manifest.server_tools(server):
+        return None
+    return (
+        f"`{name}`: server `{server}` had no catalog in the lock file when this manifest was compiled, so the "
+        f"agent carries none of its tools; run `quiver snapshot --server {server}`, then `quiver compile`"
+    )
