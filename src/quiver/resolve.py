@@ -353,4 +353,3 @@ def project_findings(project: Project) -> list[Finding]:
                         )
                     )
     return out
-

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from quiver.errors import UsageError
 
 if TYPE_CHECKING:
+    from quiver._search._gateway import SearchSetup
     from quiver.runtime.protocol import Executor
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -100,7 +101,9 @@ def run(
 
     root = project_root_of(Path(manifest_path), default=Path.cwd())
     recorder = UsageRecorder(usage_path(root, manifest.agent_id), clock=time.time, agent=manifest.agent_id)
-    gateway = Gateway(manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder)
+    gateway = Gateway(
+        manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder, search=search_setup(root)
+    )
     try:
         if address is None:
             anyio.run(serve_stdio, gateway)
@@ -111,6 +114,15 @@ def run(
         if provider is not None:
             provider.shutdown()
     return 0
+
+
+def search_setup(root: Path) -> SearchSetup:
+    """The gateway's search as the project's config sets it (`search`, per-tool `examples`); cache under root."""
+    from quiver._search._gateway import SearchSetup
+    from quiver.config import load_config
+
+    config = load_config(root)
+    return SearchSetup(root=root, semantic=config.search == "semantic", examples=config.examples)
 
 
 def ledger_executor(root: Path, ledger: str | None) -> Executor:
