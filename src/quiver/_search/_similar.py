@@ -39,7 +39,7 @@ PRIOR_DOCS = 20  # pseudo-documents in the IDF, so a small corpus does not make 
 # (read_file/read_text_file among them); below 0.60 nothing.
 _COSINE_POINTS = ((0.60, 0.50), (0.92, 0.80), (1.0, 1.0))
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
-_CLAUSE_END = re.compile(r"[.;:!?(\n]|,\s|\s[-\u2013\u2014]\s")
+_CLAUSE_END = re.compile(r"[.;:!?(\n|]|\s[-\u2013\u2014]\s")
 
 
 def semantic_similarity(cosine: float) -> float:
@@ -61,9 +61,15 @@ def first_sentence(text: str) -> str:
 
 
 def first_clause(text: str) -> str:
-    flat = " ".join(text.split())
-    cut = _CLAUSE_END.search(flat)
-    return (flat[: cut.start()] if cut else flat).strip()
+    """The description up to its first sentence or clause break (`.`, `;`, `:`, a line break, a dash), or
+    its first two clauses when the first is a lone word (`Notion | Update page properties`)."""
+    rest = text.strip()
+    parts: list[str] = []
+    while rest and sum(len(p.split()) for p in parts) < 2:
+        cut = _CLAUSE_END.search(rest)
+        parts.append(" ".join((rest[: cut.start()] if cut else rest).split()))
+        rest = rest[cut.end() :].strip() if cut else ""
+    return " ".join(p for p in parts if p)
 
 
 def purpose_text(name: str, description: str) -> str:
@@ -74,13 +80,14 @@ def purpose_text(name: str, description: str) -> str:
 
 
 def paraphrases(name: str, description: str) -> list[str]:
-    """Requests a user could make for a tool, from what it says of itself (ROUTE006): its name words, and the
-    first clause of its description; never the full description, which only the tool itself matches."""
-    out = []
-    for text in (" ".join(_text.words(name)), first_clause(description)):
-        if text and text not in out:
-            out.append(text)
-    return out
+    """Requests a user could make for a tool, from what it says of itself (ROUTE006): the first clause of its
+    description (its name's words when it has none); never the full description, which only the tool itself
+    matches. The name's words are no request: search weighs the name field most, so they always find it."""
+    clause = first_clause(description)
+    if clause:
+        return [clause]
+    words = " ".join(_text.words(name))
+    return [words] if words else []
 
 
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:
