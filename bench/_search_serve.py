@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from quiver._search._scope import warm_project
 from quiver.commands import compile as cmd
 from quiver.sources.lock import ServerCatalog, render_lock
 
@@ -51,6 +52,7 @@ def write_project(root: Path, corpus: Path, folders: Sequence[str]) -> Path:
     if result.errors:
         raise SystemExit(f"compile failed: {[e.one_line() for e in result.errors]}")
     cmd.write(root, result, result.project.config.out)
+    warm_project(result.project)  # as `quiver compile` does
     return root / result.project.config.out / "all.json"
 
 

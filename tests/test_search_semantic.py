@@ -24,18 +24,14 @@ from quiver.lint import routing
 from quiver.lint.engine import LintContext
 from quiver.project import load_project
 from quiver.resolve import resolve_project
-from quiver.search import SearchConfig, SearchDoc, SearchIndex, build_index, doc_vectors, docs_from_tools, embed_texts
+from quiver.search import SearchConfig, SearchDoc, SearchIndex, build_index, doc_vectors, embed_texts
+from test_search import _catalog_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "onnxruntime", "tokenizers", "quiver._search._embed", "quiver._search._fuse")
 
 
-def _docs(corpus: Path, *names: str) -> list[SearchDoc]:
-    docs: list[SearchDoc] = []
-    for name in names:
-        cat = json.loads((corpus / "catalogs" / f"{name}.json").read_text(encoding="utf-8"))
-        docs.extend(docs_from_tools(cat["server"], cat["tools"], cat["description"]))
-    return docs
+_docs = _catalog_docs
 
 
 def _concepts(query: str, vocabulary: set[str]) -> list[dict[str, float]]:

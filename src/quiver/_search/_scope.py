@@ -121,6 +121,8 @@ def warm_project(project: Project) -> int:
 
 def warm_root(root: Path) -> int:
     """`warm_project` for the project at `root` (after `snapshot` wrote its lock)."""
+    if os.environ.get("QUIVER_NO_CACHE"):
+        return 0  # nothing would be kept: do not even load the project
     from quiver.project import load_project
 
     return warm_project(load_project(root))
