@@ -147,7 +147,7 @@ def test_the_fused_ranking_finds_what_words_alone_miss_and_ties_break_by_name(co
 
 def test_examples_are_their_own_field_and_reach_the_embedding() -> None:
     docs = [
-        SearchDoc("gist", "create_gist", "Create a gist", examples=("save a snippet as a private paste",)),
+        SearchDoc("gist", "create_gist", "Create a new gist", examples=("save a snippet as a private paste",)),
         SearchDoc("fs", "write_file", "Write text to a file"),
     ]
     assert embed_texts(docs[0])[1] == "save a snippet as a private paste"
@@ -257,16 +257,21 @@ def test_purpose_texts_and_paraphrases_read_the_first_sentence_and_clause() -> N
     assert semantic_similarity(1.0) == pytest.approx(1.0)
 
 
-def test_read_file_and_read_text_file_are_flagged_as_near_duplicates(tmp_path: Path, corpus: Path) -> None:
+def test_read_file_and_read_text_file_are_flagged_as_near_duplicates_after_snapshot_warmed_their_vectors(
+    tmp_path: Path, corpus: Path
+) -> None:
     cat = json.loads((corpus / "catalogs" / "filesystem.json").read_text(encoding="utf-8"))
+    env = {k: v for k, v in os.environ.items() if k != "QUIVER_NO_CACHE"}
     root = tmp_path / "fs"
     (root / ".vscode").mkdir(parents=True)
     (root / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {"filesystem": {"command": "npx"}}}))
     (root / "tools.json").write_text(json.dumps({"tools": cat["tools"]}))
     subprocess.run(
         [sys.executable, "-m", "quiver", "snapshot", "--project", str(root), "--server", "filesystem", "--import",
-         str(root / "tools.json")], check=True, capture_output=True,
+         str(root / "tools.json")], check=True, capture_output=True, env=env,
     )  # fmt: skip
+    cache = VectorCache(root)
+    assert cache.missing([purpose_text(t["name"], t["description"]) for t in cat["tools"]]) == []  # warmed
     messages = [f.message for f in _routing(root) if f.rule == "ROUTE001"]
     assert any("`filesystem/read_file` and `filesystem/read_text_file` read alike" in m for m in messages), messages
     (root / "quiver.toml").write_text('search = "lexical"\n', encoding="utf-8")
