@@ -7,16 +7,20 @@ loaded then too, so a `search_tools` call costs one query encode (a few ms) plus
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiver._search._scope import with_examples
+from quiver.errors import QuiverError
 from quiver.search import SearchDoc, SearchIndex, build_index, docs_from_tools
 
 if TYPE_CHECKING:
     from quiver.runtime._manifest import Manifest
+
+logger = logging.getLogger("quiver.search")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +42,11 @@ def manifest_docs(manifest: Manifest) -> list[SearchDoc]:
 def gateway_index(manifest: Manifest, setup: SearchSetup) -> SearchIndex:
     """The index of the manifest's tools; with the embedding on, the model is loaded and run once here."""
     docs = with_examples(manifest_docs(manifest), setup.examples)
-    index = build_index(docs, semantic=setup.semantic, root=setup.root)
-    if index.semantic:
-        index.search("warm up", 1)  # first run of the model allocates its buffers: do it before any caller waits
+    try:
+        index = build_index(docs, semantic=setup.semantic, root=setup.root)
+        if index.semantic:
+            index.search("warm up", 1)  # the model's first run allocates its buffers: before any caller waits
+    except (ImportError, OSError, QuiverError) as exc:  # a broken model install: serve on words alone
+        logger.warning("semantic tool search is off (%s); ranking by words alone", exc)
+        index = build_index(docs, semantic=False)
     return index
