@@ -98,7 +98,7 @@ def test_the_cli_search_and_route_test_commands_on_the_demo() -> None:
 # The gateway's search_tools, through a real `quiver serve`
 
 
-def _serve_search(root: Path, manifest: Path, query: str) -> list[str]:
+def _serve_search(root: Path, manifest: Path, *queries: str) -> list[list[str]]:
     import os
     import sys
 
@@ -109,13 +109,16 @@ def _serve_search(root: Path, manifest: Path, query: str) -> list[str]:
     argv = ["-m", "quiver", "serve", str(manifest), "--no-ledger"]
     params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(root))
 
-    async def ask() -> list[str]:
+    async def ask() -> list[list[str]]:
+        found = []
         with anyio.fail_after(60):
             async with stdio_client(params) as streams, ClientSession(*streams) as session:
                 await session.initialize()
-                result = await session.call_tool("search_tools", {"query": query, "limit": 3})
-                assert not result.is_error
-                return [t["name"] for t in json.loads(result.content[0].text)["tools"]]  # type: ignore[union-attr]
+                for query in queries:
+                    result = await session.call_tool("search_tools", {"query": query, "limit": 3})
+                    assert not result.is_error
+                    found.append([t["name"] for t in json.loads(result.content[0].text)["tools"]])  # type: ignore[union-attr]
+        return found
 
     return anyio.run(ask)
 
@@ -131,8 +134,12 @@ def test_search_tools_in_a_real_gateway_is_semantic_and_warms_the_cache_unless_c
     manifest = demo / "build" / "quiver" / "researcher.json"
     query = "yesterday's headlines about rockets"  # no word of it names a tool; the meaning does
     assert not (demo / ".quiver" / "cache" / "vectors").exists()  # compile ran with caches off
-    assert _serve_search(demo, manifest, query)[0] == "tavily__tavily_search"
+    assert _serve_search(demo, manifest, query)[0][0] == "tavily__tavily_search"
     assert list((demo / ".quiver" / "cache" / "vectors").glob("*.f32"))
     config = demo / "quiver.toml"
-    config.write_text('search = "lexical"\n' + config.read_text(encoding="utf-8"), encoding="utf-8")
-    assert _serve_search(demo, manifest, query)[0] != "tavily__tavily_search"
+    example = "quokka census spreadsheet"
+    tables = f'\n[tools."notion/API-query-data-source"]\nexamples = ["{example}"]\n'
+    config.write_text('search = "lexical"\n' + config.read_text(encoding="utf-8") + tables, encoding="utf-8")
+    by_words, by_example = _serve_search(demo, manifest, query, example)
+    assert by_words[0] != "tavily__tavily_search"
+    assert by_example[0] == "notion__API-query-data-source"  # the config's examples reach the gateway
