@@ -26,7 +26,7 @@ MAGIC = b"quiver-vectors 1\n"
 MAX_ENTRIES = 200_000  # older entries beyond this are dropped when the file is written
 # What this process encoded, by model id: one process never encodes a text twice, cache file or not.
 _MEMO: dict[str, dict[str, tuple[float, ...]]] = {}
-MEMO_LIMIT = 50_000
+MEMO_LIMIT = 5_000  # vectors (about 12 KB each as tuples) kept by the memo at most
 Vector = tuple[float, ...]
 Encoder = Callable[[Sequence[str]], list[Vector]]
 
