@@ -24,27 +24,18 @@ def run_action(repo: Path, tmp: Path, inputs: dict[str, str]) -> subprocess.Comp
     defaults = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
     values = {**defaults, **inputs}
     summary = tmp / "summary.md"
-    env = {
-        **os.environ,
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "GITHUB_ACTION_PATH": str(ROOT),
-        "GITHUB_WORKSPACE": str(repo),
-        "GITHUB_BASE_REF": "",
-        "CI": "true",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    }
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_ACTION_PATH": str(ROOT),
+           "GITHUB_WORKSPACE": str(repo), "GITHUB_BASE_REF": "", "CI": "true",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = None
     for step in action["runs"]["steps"]:
         condition = step.get("if", "")
         if "inputs.install != ''" in condition and not values["install"]:
             continue
-        step_env = {
-            k: re.sub(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", lambda m: values[m.group(1)], v)
-            for k, v in step.get("env", {}).items()
-        }
-        proc = subprocess.run(
-            ["bash", "-c", step["run"]], cwd=repo, env={**env, **step_env}, capture_output=True, text=True, timeout=120
-        )
+        step_env = {k: re.sub(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", lambda m: values[m.group(1)], v)
+                    for k, v in step.get("env", {}).items()}
+        proc = subprocess.run(["bash", "-c", step["run"]], cwd=repo, env={**env, **step_env},
+                              capture_output=True, text=True, timeout=120)
         if proc.returncode:
             break
     assert proc is not None
@@ -53,12 +44,8 @@ def run_action(repo: Path, tmp: Path, inputs: dict[str, str]) -> subprocess.Comp
 
 def test_action_annotates_changed_lines_writes_the_summary_and_fails_on_a_breaking_change(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    make_project(
-        repo,
-        agents={".github/agents/a.agent.md": agent_text("description: Triage issues.\ntools: ['s/*']")},
-        mcp={"mcpServers": {"s": stdio()}},
-        catalogs={"s": [tool("get_issue"), tool("close_issue")]},
-    )
+    make_project(repo, agents={".github/agents/a.agent.md": agent_text("description: Triage issues.\ntools: ['s/*']")},
+                 mcp={"mcpServers": {"s": stdio()}}, catalogs={"s": [tool("get_issue"), tool("close_issue")]})
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "dev@example.com")
     git(repo, "config", "user.name", "dev")
@@ -78,12 +65,8 @@ def test_action_annotates_changed_lines_writes_the_summary_and_fails_on_a_breaki
 
 def test_action_passes_when_nothing_breaks(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    make_project(
-        repo,
-        agents={".github/agents/a.agent.md": agent_text("description: Triage issues.\ntools: ['s/*']")},
-        mcp={"mcpServers": {"s": stdio()}},
-        catalogs={"s": [tool("get_issue")]},
-    )
+    make_project(repo, agents={".github/agents/a.agent.md": agent_text("description: Triage issues.\ntools: ['s/*']")},
+                 mcp={"mcpServers": {"s": stdio()}}, catalogs={"s": [tool("get_issue")]})
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "dev@example.com")
     git(repo, "config", "user.name", "dev")

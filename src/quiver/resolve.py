@@ -353,3 +353,4 @@ def project_findings(project: Project) -> list[Finding]:
                         )
                     )
     return out
+

@@ -51,17 +51,8 @@ class Gateway:
         self.ledger = errlog.parent / "ledger.db"
 
     def argv(self) -> list[str]:
-        args = [
-            sys.executable,
-            "-m",
-            "quiver",
-            "serve",
-            str(self.manifest),
-            "--startup-timeout",
-            "20",
-            "--ledger",
-            str(self.ledger),
-        ]
+        args = [sys.executable, "-m", "quiver", "serve", str(self.manifest), "--startup-timeout", "20",
+                "--ledger", str(self.ledger)]
         return [*args, "--http", "127.0.0.1:0"] if self.transport == "http" else args
 
     def pid(self, procs: Any) -> int:
@@ -354,9 +345,7 @@ async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent
     assert len(effects.read_text().splitlines()) == 1  # the side effect happened once
     listed = subprocess.run(
         [sys.executable, "-m", "quiver", "ledger", "list", "--ledger", str(gateway.ledger), "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
+        capture_output=True, text=True, check=True,
     )  # a subprocess: `quiver ledger` runs its own event loop
     actions = json.loads(listed.stdout)
     recorded = [(a["tool"], a["state"], a["idempotency_key"]) for a in actions]
@@ -368,9 +357,8 @@ async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
 ) -> None:
     project = tmp_path / "project"
     shutil.copytree(repo_root / "examples" / "serve", project, ignore=shutil.ignore_patterns("build", ".quiver"))
-    subprocess.run(
-        [sys.executable, "-m", "quiver", "compile", "-q", "--project", str(project)], check=True, capture_output=True
-    )
+    subprocess.run([sys.executable, "-m", "quiver", "compile", "-q", "--project", str(project)], check=True,
+                   capture_output=True)
     manifest = project / "build" / "quiver" / "assistant.json"
     with anyio.fail_after(TEST_S):
         async with (
@@ -382,12 +370,8 @@ async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
             await session.call_tool("calc__multiply", {"a": 2, "b": 3})
             await session.call_tool("calc__add", {"a": "x"})  # fails validation
             await session.call_tool("call_tool", {"server": "notes", "tool": "delete_note", "arguments": {}})
-    stats = subprocess.run(
-        [sys.executable, "-m", "quiver", "stats", "--project", str(project), "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    stats = subprocess.run([sys.executable, "-m", "quiver", "stats", "--project", str(project), "--format", "json"],
+                           capture_output=True, text=True, check=True)
     figures = json.loads(stats.stdout)
     (agent,) = figures["agents"]
     assert agent["agent"] == "assistant" and agent["sessions"] == 1
