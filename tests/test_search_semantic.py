@@ -295,3 +295,23 @@ def test_a_pr_helper_and_pr_reviewer_pair_among_three_agents_is_flagged(tmp_path
 def _routing(root: Path) -> list[object]:
     project = load_project(root)
     return list(routing.check(LintContext(project, tuple(resolve_project(project)))))
+
+
+def test_the_lexical_flag_reaches_search_and_route_test_from_the_command_line(demo: Path) -> None:
+    from click.testing import CliRunner
+
+    from quiver.cli import cli
+
+    query = "see which version was shipped most recently"
+    runner = CliRunner()
+    semantic = runner.invoke(cli, ["search", "-C", str(demo), "--format", "json", query])
+    lexical = runner.invoke(cli, ["search", "-C", str(demo), "--format", "json", "--lexical", query])
+    assert semantic.exit_code == lexical.exit_code == 0
+    assert json.loads(lexical.output) == json.loads(search(demo, query, None, 10, "json", lexical=True))
+    assert json.loads(semantic.output) != json.loads(lexical.output)
+    (demo / ".quiver").mkdir(exist_ok=True)
+    cases = ROOT / "examples" / "demo" / ".quiver" / "routes.yaml"
+    (demo / ".quiver" / "routes.yaml").write_bytes(cases.read_bytes())
+    routes = runner.invoke(cli, ["route-test", "-C", str(demo), "--format", "json", "--lexical"])
+    default = runner.invoke(cli, ["route-test", "-C", str(demo), "--format", "json"])
+    assert json.loads(routes.output)["mrr"] != json.loads(default.output)["mrr"]
