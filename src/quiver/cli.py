@@ -36,6 +36,7 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the budget table.")
 def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool) -> None:
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
+    from quiver._search._scope import warm_project
     from quiver.commands import compile as cmd
     from quiver.compile import budget_of
     from quiver.config import unknown_key_warnings
@@ -64,6 +65,7 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
         click.echo(f"{len(result.outputs)} manifest file(s) up to date", err=True)
     else:
         removed = cmd.write(root, result, out_dir)
+        warm_project(result.project)  # search vectors of new or changed tools, cached for serve and lint
         for rel in removed:
             click.echo(f"removed: {rel}", err=True)
         if not result.resolved and not result.errors:
@@ -313,17 +315,21 @@ def serve_command(
     sys.exit(code)
 
 
+LEXICAL_HELP = 'Rank by words alone, without the embedding model (as `search = "lexical"` in config).'
+
+
 @cli.command("search")
 @project_option
 @click.argument("query")
 @click.option("--agent", default=None, help="Rank only the tools this agent resolves to (default: every server).")
 @click.option("--limit", "-k", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def search_command(project: Path, query: str, agent: str | None, limit: int, fmt: str) -> None:
+@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
+def search_command(project: Path, query: str, agent: str | None, limit: int, fmt: str, lexical: bool) -> None:
     """Rank the project's tools for QUERY with the tool search index (what a deferring agent's search finds)."""
     from quiver.commands.search import run
 
-    click.echo(run(_root(project), query, agent, limit, fmt), nl=False)
+    click.echo(run(_root(project), query, agent, limit, fmt, lexical=lexical), nl=False)
 
 
 @cli.command("route-test")
@@ -337,8 +343,9 @@ def search_command(project: Path, query: str, agent: str | None, limit: int, fmt
     help="Also fail when a case ranks worse than in this file, or the MRR dropped.",
 )
 @click.option("--update-baseline", is_flag=True, help="Write the current ranks to --baseline and exit 0.")
+@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
 def route_test_command(
-    project: Path, cases: Path | None, fmt: str, baseline: Path | None, update_baseline: bool
+    project: Path, cases: Path | None, fmt: str, baseline: Path | None, update_baseline: bool, lexical: bool
 ) -> None:
     """Rank each routing case of CASES (default: `routes` in config, .quiver/routes.yaml); exit 1 on a miss.
 
@@ -346,7 +353,9 @@ def route_test_command(
     """
     from quiver.commands.route_test import run
 
-    code, text = run(_root(project), cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline)
+    code, text = run(
+        _root(project), cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline, lexical=lexical
+    )
     click.echo(text, nl=False)
     sys.exit(code)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from quiver.commands.compile import CACHE_FILE
@@ -9,7 +11,7 @@ from quiver.compile import budget_of
 from quiver.errors import UsageError
 from quiver.project import load_project
 from quiver.report.budget import explain
-from quiver.resolve import resolve_agent
+from quiver.resolve import ResolvedTool, resolve_agent
 from quiver.suggest import did_you_mean
 from quiver.tokens import TokenCache
 
@@ -44,4 +46,15 @@ def run(root: Path, agent_id: str, tool: str | None) -> str:
                 f"  missing    {what} of server `{server}`: it has no catalog in {lock}; "
                 f"run `quiver snapshot --server {server}`\n"
             )
-    return text
+    return text + _examples(resolved.tools, project.config.examples, tool)
+
+
+def _examples(tools: Iterable[ResolvedTool], examples: Mapping[str, tuple[str, ...]], only: str | None) -> str:
+    """The search examples of the tools shown (config `examples`: indexed by tool search as their own field)."""
+    lines = []
+    for item in tools:
+        full = f"{item.server}/{item.tool.name}"
+        if (only is None or only in (full, item.tool.name)) and examples.get(full):
+            quoted = ", ".join(json.dumps(e, ensure_ascii=False) for e in examples[full])
+            lines.append(f"  search examples of {full}: {quoted}\n")
+    return "".join(lines)

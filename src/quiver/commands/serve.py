@@ -17,6 +17,7 @@ from quiver.errors import UsageError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from quiver._search._gateway import SearchSetup
     from quiver.runtime._manifest import ManifestServer
     from quiver.runtime.protocol import Executor
 
@@ -113,7 +114,9 @@ def run(
 
     machine_dir(root / USAGE_DIR)
     recorder = UsageRecorder(usage_path(root, manifest.agent_id), clock=time.time, agent=manifest.agent_id)
-    gateway = Gateway(manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder)
+    gateway = Gateway(
+        manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder, search=search_setup(root)
+    )
     try:
         if address is None:
             anyio.run(serve_stdio, gateway)
@@ -150,6 +153,15 @@ def check_inputs(servers: Mapping[str, ManifestServer], environ: Mapping[str, st
                     missing.append(exc)
     if missing:
         raise InputErrors(tuple(missing))
+
+
+def search_setup(root: Path) -> SearchSetup:
+    """The gateway's search as the project's config sets it (`search`, per-tool `examples`); cache under root."""
+    from quiver._search._gateway import SearchSetup
+    from quiver.config import load_config
+
+    config = load_config(root)
+    return SearchSetup(root=root, semantic=config.search == "semantic", examples=config.examples)
 
 
 def ledger_executor(root: Path, ledger: str | None) -> Executor:

@@ -9,7 +9,9 @@ Candidate pairs always come from the search index's blocking, so the family grow
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
+from quiver._search._scope import purpose_vectors
 from quiver.lint import _route_agents, _route_pairs, _route_servers, _route_shadow
 from quiver.lint.engine import LintContext
 from quiver.model import Finding
@@ -29,5 +31,5 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     lock = ctx.project.lock
     if lock is None:
         return
-    yield from _route_pairs.check(_route_pairs.Catalog.of(lock, ctx.resolved))
+    yield from _route_pairs.check(_route_pairs.Catalog.of(lock, ctx.resolved), partial(purpose_vectors, ctx.project))
     yield from _route_shadow.check(ctx)

@@ -39,6 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from quiver import __version__
+from quiver._search._gateway import SearchSetup
 from quiver.errors import InputError
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
@@ -102,8 +103,10 @@ class Gateway:
         startup_timeout_s: float | None = None,
         errlog: TextIO | None = None,
         recorder: Recorder | None = None,
+        search: SearchSetup | None = None,
     ) -> None:
         self.manifest = manifest
+        self._search_setup = search or SearchSetup()
         self.executor: Executor = executor or DirectExecutor()
         self.recorder: Recorder = recorder or NullRecorder()
         self._started: set[str] = set()  # sessions the recorder has seen start
@@ -118,6 +121,8 @@ class Gateway:
         self.server = self._build_server()
 
     async def __aenter__(self) -> Gateway:
+        if self.manifest.meta_tools_active:  # the search index (and its vectors) is ready before any session
+            await anyio.to_thread.run_sync(self._search_index)
         await self.upstreams.__aenter__()
         recover = getattr(self.executor, "recover", None)
         if recover is not None:  # a ledger-backed executor settles what a crashed gateway left behind
@@ -416,14 +421,9 @@ class Gateway:
 
     def _search_index(self) -> Any:
         if self._index is None:
-            from quiver.search import SearchIndex, docs_from_tools
+            from quiver._search._gateway import gateway_index
 
-            docs = []
-            for server in sorted({t.server for t in self.manifest.tools}):
-                description = self.manifest.servers[server].description if server in self.manifest.servers else ""
-                tools = [t.definition for t in self.manifest.server_tools(server)]
-                docs.extend(docs_from_tools(server, tools, description))
-            self._index = SearchIndex.build(docs)
+            self._index = gateway_index(self.manifest, self._search_setup)
         return self._index
 
     async def _load(
