@@ -19,7 +19,7 @@ from quiver._search._similar import first_clause, paraphrases, purpose_text, sem
 from quiver._search._vectors import VectorCache
 from quiver.commands.explain import run as explain
 from quiver.commands.search import run as search
-from quiver.errors import ConfigError
+from quiver.errors import InputErrors
 from quiver.lint import routing
 from quiver.lint.engine import LintContext
 from quiver.project import load_project
@@ -178,10 +178,10 @@ def test_lexical_search_comes_from_the_flag_or_the_config(demo: Path) -> None:
 
 def test_a_bad_search_mode_or_bad_examples_are_config_errors(demo: Path) -> None:
     _configure(demo, 'search = "fuzzy"\n')
-    with pytest.raises(ConfigError, match='`search` must be "semantic" or "lexical"'):
+    with pytest.raises(InputErrors, match='`search` must be "semantic" or "lexical"'):
         load_project(demo)
     (demo / "quiver.toml").write_text('[tools."github/create_gist"]\nexamples = "paste"\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="examples` must be a list of non-empty strings"):
+    with pytest.raises(InputErrors, match="examples` must be a list of non-empty strings"):
         load_project(demo)
 
 
