@@ -13,7 +13,7 @@ per server with its description, and one agent per 200 tools that sees three ser
   descriptions (ROUTE004/005).
 
 Times are the best of `--rounds`, wall clock and process CPU (the CPU figure is the one to compare when other
-work shares the machine). QUIVER_SHARED overrides ../shared for the corpus.
+work shares the machine). QUIVER_CORPUS overrides ../shared/corpus (as for bench/search.py).
 """
 
 from __future__ import annotations

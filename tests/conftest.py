@@ -34,3 +34,10 @@ def corpus() -> Path:
             pytest.fail(f"{CORPUS_MISSING}; QUIVER_REQUIRE_CORPUS=1 makes that a failure", pytrace=False)
         pytest.skip(CORPUS_MISSING)
     return CORPUS
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line for every test the missing corpus skipped, rather than one per test."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if CORPUS_MISSING in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} test(s) skipped: {CORPUS_MISSING}")

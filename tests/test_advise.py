@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -329,3 +330,23 @@ def test_shadow_text_says_what_tool_search_would_have_cost_and_saved(tmp_path: P
     assert "  every tool preloaded:        970.0 tokens per session, no discovery\n" in text
     assert "not in the agent's tool set (refused by the gateway): notes/delete_note" in text
     assert "diff --git a/quiver.toml b/quiver.toml" in text
+
+
+def test_the_apply_hint_works_from_the_working_directory_when_the_project_is_a_subdirectory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    project = repo / "examples" / "serve"
+    project.mkdir(parents=True)
+    (project / "quiver.toml").write_text("threshold = 30\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "advice.patch").write_text(
+        "--- a/quiver.toml\n+++ b/quiver.toml\n@@ -1 +1,2 @@\n threshold = 30\n+tool_search = \"always\"\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(repo)
+    hint = advise_command.apply_command(project, Path("advice.patch"))
+    assert hint.startswith("git -C examples/serve apply ")
+    subprocess.run(shlex.split(hint), check=True)
+    assert (project / "quiver.toml").read_text(encoding="utf-8") == 'threshold = 30\ntool_search = "always"\n'
+    assert advise_command.apply_command(repo, Path("advice.patch")) == "git apply advice.patch"

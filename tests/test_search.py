@@ -233,7 +233,7 @@ def test_importing_the_search_module_loads_neither_numpy_nor_rapidfuzz() -> None
 def test_embedding_vectors_fuse_with_the_lexical_ranking() -> None:
     from quiver.search import doc_vectors
 
-    assert semantic_available(), "install the embedding extras: see README (tests need them)"
+    assert semantic_available(), "the embedding model is a regular dependency: pip install -e ."
     docs = [_doc("get_forecast", "Weather forecast for a city"), _doc("send_email", "Send an email message")]
     vectors = doc_vectors(docs)
     assert len(vectors) == 2 and abs(sum(x * x for x in vectors[0][0]) - 1.0) < 1e-4

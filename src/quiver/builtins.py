@@ -20,9 +20,11 @@ VSCODE_TOOLSETS_TOOLS: dict[str, tuple[str, ...]] = {
     "browser": (),  # experimental: its tools vary by release
     "edit": ("createDirectory", "createFile", "editFiles", "editNotebook"),
     "execute": (
+        "awaitTerminal",
         "createAndRunTask",
         "getTaskOutput",
         "getTerminalOutput",
+        "killTerminal",
         "runInTerminal",
         "runNotebookCell",
         "runTask",

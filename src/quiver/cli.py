@@ -4,41 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from quiver import __version__
 from quiver.commands import ledger_cli, usage_cli
+from quiver.commands._group import QuiverGroup
 from quiver.commands._options import color as _color
 from quiver.commands._options import output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
 from quiver.compile import EMITTERS
-from quiver.errors import QuiverError
-
-
-class QuiverGroup(click.Group):
-    """The one error funnel: expected errors exit 2 with one line, bugs exit 3 with a traceback."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except QuiverError as exc:
-            for line in exc.lines():
-                click.echo(f"error: {line}", err=True)
-            ctx.exit(exc.exit_code)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            raise
-        except BrokenPipeError:
-            ctx.exit(1)
-        except Exception:
-            import traceback
-
-            click.echo(f"internal error: quiver {__version__}, Python {sys.version.split()[0]}", err=True)
-            click.echo("this is a bug in quiver; please report it with the traceback below", err=True)
-            click.echo(traceback.format_exc(), err=True, nl=False)
-            ctx.exit(3)
 
 
 @click.group(cls=QuiverGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,6 +37,7 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the budget table.")
 def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool) -> None:
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
+    from quiver._search._scope import warm_project
     from quiver.commands import compile as cmd
     from quiver.compile import budget_of
     from quiver.config import unknown_key_warnings
@@ -89,6 +66,7 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
         click.echo(f"{len(result.outputs)} manifest file(s) up to date", err=True)
     else:
         removed = cmd.write(root, result, out_dir)
+        warm_project(result.project)  # search vectors of new or changed tools, cached for serve and lint
         for rel in removed:
             click.echo(f"removed: {rel}", err=True)
         if not result.resolved and not result.errors:
@@ -254,17 +232,28 @@ def diff_command(
 
 
 @cli.command("rule")
+@project_option
 @click.argument("rule_id", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule: code, name, severity, summary.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
+def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -> None:
     """Show a rule's documentation (by code or name), or list them all."""
     from quiver.commands.rule import run
+
+    _root(project)  # accepted, as by every command; the rules do not depend on the project
 
     click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
 
 
 @cli.command("serve")
+@click.option(
+    "--project",
+    "-C",
+    "project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Project root for the ledger and usage records, and MANIFEST (default: the manifest's project).",
+)
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--http",
@@ -295,10 +284,11 @@ def rule_command(rule_id: str | None, show_all: bool, fmt: str) -> None:
     "--ledger",
     default=None,
     metavar="PATH",
-    help="Execution ledger (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db).",
+    help="Execution ledger (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db of the project).",
 )
 @click.option("--no-ledger", is_flag=True, help="Dispatch calls directly: no ledger, no idempotency, no retries.")
 def serve_command(
+    project: Path | None,
     manifest: Path,
     http: str | None,
     token: str | None,
@@ -321,8 +311,12 @@ def serve_command(
         log_level=log_level,
         ledger=ledger,
         no_ledger=no_ledger,
+        project=_root(project) if project is not None else None,
     )
     sys.exit(code)
+
+
+LEXICAL_HELP = 'Rank by words alone, without the embedding model (as `search = "lexical"` in config).'
 
 
 @cli.command("search")
@@ -331,11 +325,12 @@ def serve_command(
 @click.option("--agent", default=None, help="Rank only the tools this agent resolves to (default: every server).")
 @click.option("--limit", "-k", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def search_command(project: Path, query: str, agent: str | None, limit: int, fmt: str) -> None:
+@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
+def search_command(project: Path, query: str, agent: str | None, limit: int, fmt: str, lexical: bool) -> None:
     """Rank the project's tools for QUERY with the tool search index (what a deferring agent's search finds)."""
     from quiver.commands.search import run
 
-    click.echo(run(_root(project), query, agent, limit, fmt), nl=False)
+    click.echo(run(_root(project), query, agent, limit, fmt, lexical=lexical), nl=False)
 
 
 @cli.command("route-test")
@@ -349,8 +344,9 @@ def search_command(project: Path, query: str, agent: str | None, limit: int, fmt
     help="Also fail when a case ranks worse than in this file, or the MRR dropped.",
 )
 @click.option("--update-baseline", is_flag=True, help="Write the current ranks to --baseline and exit 0.")
+@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
 def route_test_command(
-    project: Path, cases: Path | None, fmt: str, baseline: Path | None, update_baseline: bool
+    project: Path, cases: Path | None, fmt: str, baseline: Path | None, update_baseline: bool, lexical: bool
 ) -> None:
     """Rank each routing case of CASES (default: `routes` in config, .quiver/routes.yaml); exit 1 on a miss.
 
@@ -358,7 +354,9 @@ def route_test_command(
     """
     from quiver.commands.route_test import run
 
-    code, text = run(_root(project), cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline)
+    code, text = run(
+        _root(project), cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline, lexical=lexical
+    )
     click.echo(text, nl=False)
     sys.exit(code)
 

@@ -40,6 +40,7 @@ KEYS = frozenset(
         "extend_select",
         "per_file_ignores",
         "routes",
+        "search",
     }
 )
 
@@ -64,6 +65,8 @@ class Config:
     mcp_servers: tuple[Mapping[str, JSON], ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     routes: str = ".quiver/routes.yaml"
+    search: Literal["semantic", "lexical"] = "semantic"  # tool search ranking (`quiver.search.build_index`)
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "server/tool" -> user requests
     unknown_keys: tuple[tuple[str, int, int], ...] = ()  # (key, line, column) of each key quiver does not know
 
 
@@ -166,6 +169,10 @@ def config_from_table(
     if not isinstance(pfi, dict):
         raise fail("per_file_ignores", "a table of glob = [rule ids]")
     models = strings("tool_search_models") if "tool_search_models" in table else DEFAULT_TOOL_SEARCH_MODELS
+    search = table.get("search", "semantic")
+    if search not in ("semantic", "lexical"):
+        raise fail("search", '"semantic" or "lexical"')
+    tools, examples = _split_examples(tables("tools"), fail)
     unknown = tuple((k, *where(k)) for k in sorted(table) if k not in KEYS)
     return Config(
         path=name,
@@ -181,11 +188,13 @@ def config_from_table(
         ignore=strings("ignore"),
         severity=dict(severity),
         servers=tables("servers"),
-        tools=tables("tools"),
+        tools=tools,
         ledger=text("ledger", ".quiver/ledger.db"),
         mcp_servers=tuple(mcp_servers),
         per_file_ignores={k: tuple(v) if isinstance(v, list) else (str(v),) for k, v in pfi.items()},
         routes=text("routes", ".quiver/routes.yaml"),
+        search=search,
+        examples=examples,
         unknown_keys=unknown,
     )
 
@@ -203,3 +212,19 @@ def unknown_key_warnings(config: Config) -> list[str]:
         f"({unknown_key_hint(key)})"
         for key, line, col in config.unknown_keys
     ]
+
+
+def _split_examples(
+    tools: dict[str, Mapping[str, JSON]], fail: Callable[[str, str], ConfigError]
+) -> tuple[dict[str, Mapping[str, JSON]], dict[str, tuple[str, ...]]]:
+    """Per-tool tables without their `examples` (requests users write for search), and those examples."""
+    policies: dict[str, Mapping[str, JSON]] = {}
+    examples: dict[str, tuple[str, ...]] = {}
+    for name, entry in tools.items():
+        given = entry.get("examples")
+        if given is not None:
+            if not isinstance(given, list) or not all(isinstance(v, str) and v.strip() for v in given):
+                raise fail(f"tools.{name}.examples", "a list of non-empty strings (requests that should find it)")
+            examples[name] = tuple(v.strip() for v in given)
+        policies[name] = {k: v for k, v in entry.items() if k != "examples"}
+    return policies, examples

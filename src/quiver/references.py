@@ -87,6 +87,7 @@ class Selector:
         self.host: dict[str, list[ToolRef]] = {}
         self.unverified: list[Unverified] = []  # what only the host can resolve, and why
         self.unresolved: list[Unresolved] = []
+        self.unknown_named: list[str] = []  # `server/tool` references to servers without a catalog
 
     def add(self, tool: LockedTool, via: Location, named: bool) -> None:
         key = (tool.server, tool.name)
@@ -131,6 +132,8 @@ class Selector:
         if prefix in self.visible:
             catalog = self.catalogs[prefix]
             if rest == "*" or catalog is None:
+                if rest != "*":
+                    self.unknown_named.append(ref.text)
                 self.add_server(prefix, ref.location)
                 return
             for tool in catalog:

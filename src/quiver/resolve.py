@@ -75,6 +75,7 @@ class ResolvedAgent:
     host_refs: Mapping[str, tuple[ToolRef, ...]] = field(default_factory=dict)  # host server -> its references
     unverified: tuple[Unverified, ...] = ()  # in the order the agent wrote them
     unknown_catalogs: tuple[str, ...] = ()  # configured servers it refers to that the lock does not list
+    unknown_named: tuple[str, ...] = ()  # `server/tool` references to those servers: tools it cannot carry
 
     def tool(self, server: str, name: str) -> ResolvedTool | None:
         for item in self.tools:
@@ -121,6 +122,7 @@ def resolve_agent(
         host_refs={server: tuple(selector.host[server]) for server in sorted(selector.host)},
         unverified=tuple(selector.unverified),
         unknown_catalogs=tuple(sorted(n for n in selector.unknown_catalogs if visible[n].dialect != "host")),
+        unknown_named=tuple(selector.unknown_named),
     )
 
 

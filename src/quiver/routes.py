@@ -24,10 +24,7 @@ from dataclasses import dataclass
 
 from quiver.errors import InputError, Position
 from quiver.model import JSON
-from quiver.project import Project
-from quiver.references import catalog_of
-from quiver.resolve import ResolvedAgent
-from quiver.search import SearchDoc, SearchIndex, docs_from_tools
+from quiver.search import SearchIndex
 from quiver.sources._yaml import YNode, parse_yaml
 from quiver.suggest import did_you_mean
 
@@ -41,13 +38,11 @@ __all__ = [
     "Regression",
     "RouteCase",
     "RouteReport",
-    "agent_docs",
     "baseline_json",
     "compare",
     "evaluate",
     "parse_baseline",
     "parse_cases",
-    "project_docs",
     "scopes",
 ]
 
@@ -177,30 +172,6 @@ def _case(node: YNode, path: str) -> RouteCase:
 def _error(path: str, node: YNode, message: str, hint: str, key: str | None = None) -> InputError:
     line, column = node.key_positions.get(key, (node.line, node.column)) if key else (node.line, node.column)
     return InputError(message, position=Position(path, line, column), hint=hint)
-
-
-def project_docs(project: Project) -> list[SearchDoc]:
-    """Every locked server's tools (cut by the project's allow-list), with the config description."""
-    lock = project.lock
-    if lock is None:
-        return []
-    docs: list[SearchDoc] = []
-    for name in sorted(lock.servers):
-        server = project.servers.get(name)
-        tools = catalog_of(server, lock) if server is not None else lock.servers[name].tools
-        description = (server.description or "") if server is not None else ""
-        docs.extend(docs_from_tools(name, [t.definition for t in tools or ()], description))
-    return docs
-
-
-def agent_docs(resolved: ResolvedAgent) -> list[SearchDoc]:
-    """An agent's tools as the gateway indexes its manifest: per server (sorted), with the server's description."""
-    described = {s.name: s.description or "" for s in resolved.servers}
-    docs: list[SearchDoc] = []
-    for server in sorted({t.server for t in resolved.tools}):
-        tools = [t.tool.definition for t in resolved.tools if t.server == server]
-        docs.extend(docs_from_tools(server, tools, described.get(server, "")))
-    return docs
 
 
 def evaluate(cases: Sequence[RouteCase], indexes: Mapping[str | None, SearchIndex]) -> RouteReport:

@@ -44,7 +44,6 @@ __all__ = [
     "docs_from_tools",
     "embed_texts",
     "semantic_available",
-    "warm_vectors",
 ]
 
 FIELDS = ("name", "description", "params", "server", "examples")
@@ -91,7 +90,7 @@ class SearchConfig:
 class SearchIndex:
     """An immutable BM25F index over tools; build it once, query it many times."""
 
-    __slots__ = ("_blocker", "_config", "_fields", "_postings", "_semantic", "_typo_candidates", "docs")
+    __slots__ = ("_blocker", "_config", "_fields", "_postings", "_purposes", "_semantic", "_typo_candidates", "docs")
 
     docs: tuple[SearchDoc, ...]
 
@@ -101,8 +100,10 @@ class SearchIndex:
         rows: Sequence[tuple[dict[str, int], ...]],
         config: SearchConfig,
         vectors: Sequence[Sequence[Vector]] | None = None,
+        purposes: Sequence[Sequence[float] | None] | None = None,
     ) -> None:
         self.docs = docs
+        self._purposes = purposes
         self._config = config
         self._postings = _rank.bm25f(rows, config.weights, config.b, config.k1)
         self._fields = rows
@@ -128,12 +129,14 @@ class SearchIndex:
         *,
         config: SearchConfig | None = None,
         vectors: Sequence[Sequence[Vector]] | None = None,
+        purposes: Sequence[Sequence[float] | None] | None = None,
     ) -> SearchIndex:
         """Index `docs`; their order is kept, and `similar()` refers to docs by position.
 
         `vectors` (per doc, its `embed_texts` encoded: from `doc_vectors`) turn on the embedding ranking,
         fused with the lexical one; each query is then encoded once (a few ms). `build_index` is the
-        usual way in: it reads the vectors from the cache.
+        usual way in: it reads the vectors from the cache. `purposes` (per doc, the vector of its
+        `purpose_text`, or None) let `similar()` pair tools that say the same in other words.
         """
         all_docs = tuple(docs)
         server_counts: dict[tuple[str, str], dict[str, int]] = {}
@@ -154,7 +157,9 @@ class SearchIndex:
                     _rank.count(_text.terms(" ".join(doc.examples))) if doc.examples else {},
                 )
             )
-        return cls(all_docs, rows, config or SearchConfig(), vectors)
+        if purposes is not None and len(purposes) != len(all_docs):
+            raise ValueError(f"purpose vectors for {len(purposes)} docs, {len(all_docs)} docs")
+        return cls(all_docs, rows, config or SearchConfig(), vectors, purposes)
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
         """The best `limit` tools for `query`, best first; an empty list when nothing matches."""
@@ -179,9 +184,11 @@ class SearchIndex:
         return tuple(name for name, counts in zip(FIELDS, self._fields[i], strict=True) if not terms.isdisjoint(counts))
 
     def similar(self, doc_index: int, limit: int = 5) -> list[tuple[int, float]]:
-        """Candidate near-duplicates of `docs[doc_index]` (by name and description), similarity in [0, 1]."""
+        """Candidate near-duplicates of `docs[doc_index]` (by name and description, and by purpose vector when
+        given), similarity in [0, 1]."""
         if self._blocker is None:
-            self._blocker = Blocker([frozenset(f[0]) for f in self._fields], [frozenset(f[1]) for f in self._fields])
+            names = [frozenset(f[0]) for f in self._fields]
+            self._blocker = Blocker(names, [frozenset(f[1]) for f in self._fields], self._purposes)
         return self._blocker.similar(doc_index, limit)
 
 
@@ -230,22 +237,6 @@ def build_index(
     vectors = doc_vectors(all_docs, cache)
     cache.save()
     return SearchIndex.build(all_docs, config=config, vectors=vectors)
-
-
-def warm_vectors(docs: Iterable[SearchDoc], root: Path) -> int:
-    """Encode and cache what is new among `docs` (snapshot, compile and serve call this); how many were new.
-    Nothing happens when the model cannot run here."""
-    if not semantic_available():
-        return 0
-    cache = VectorCache(root)
-    texts = [t for d in docs for t in embed_texts(d)]
-    new = len(cache.missing(texts))
-    if new:
-        from quiver._search._embed import encode  # imported only when there is something to encode
-
-        cache.vectors(texts, encode)
-        cache.save()
-    return new
 
 
 def docs_from_tools(server: str, tools: Iterable[Mapping[str, JSON]], server_description: str = "") -> list[SearchDoc]:

@@ -92,3 +92,54 @@ def test_the_cli_search_and_route_test_commands_on_the_demo() -> None:
     assert routes.exit_code == 0 and "MRR" in routes.stdout
     unknown = CliRunner().invoke(cli, ["search", "x", "--agent", "opz", "--project", str(demo)])
     assert unknown.exit_code == 2 and "did you mean `ops`?" in unknown.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The gateway's search_tools, through a real `quiver serve`
+
+
+def _serve_search(root: Path, manifest: Path, *queries: str) -> list[list[str]]:
+    import os
+    import sys
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    env = {k: v for k, v in os.environ.items() if k != "QUIVER_NO_CACHE"}  # serve start-up writes the cache
+    argv = ["-m", "quiver", "serve", str(manifest), "--no-ledger"]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(root))
+
+    async def ask() -> list[list[str]]:
+        found = []
+        with anyio.fail_after(60):
+            async with stdio_client(params) as streams, ClientSession(*streams) as session:
+                await session.initialize()
+                for query in queries:
+                    result = await session.call_tool("search_tools", {"query": query, "limit": 3})
+                    assert not result.is_error
+                    found.append([t["name"] for t in json.loads(result.content[0].text)["tools"]])  # type: ignore[union-attr]
+        return found
+
+    return anyio.run(ask)
+
+
+def test_search_tools_in_a_real_gateway_is_semantic_and_warms_the_cache_unless_config_says_lexical(
+    demo: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from quiver.cli import cli
+
+    assert CliRunner().invoke(cli, ["compile", "--project", str(demo), "--quiet"]).exit_code == 0
+    manifest = demo / "build" / "quiver" / "researcher.json"
+    query = "yesterday's headlines about rockets"  # no word of it names a tool; the meaning does
+    assert not (demo / ".quiver" / "cache" / "vectors").exists()  # compile ran with caches off
+    assert _serve_search(demo, manifest, query)[0][0] == "tavily__tavily_search"
+    assert list((demo / ".quiver" / "cache" / "vectors").glob("*.f32"))
+    config = demo / "quiver.toml"
+    example = "quokka census spreadsheet"
+    tables = f'\n[tools."notion/API-query-data-source"]\nexamples = ["{example}"]\n'
+    config.write_text('search = "lexical"\n' + config.read_text(encoding="utf-8") + tables, encoding="utf-8")
+    by_words, by_example = _serve_search(demo, manifest, query, example)
+    assert by_words[0] != "tavily__tavily_search"
+    assert by_example[0] == "notion__API-query-data-source"  # the config's examples reach the gateway

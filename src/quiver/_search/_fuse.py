@@ -17,6 +17,9 @@ from typing import Any
 from quiver._search._embed_id import DIM
 
 Matrix = Any
+# With no query word in the index, a tool needs this cosine to be returned at all: gibberish reaches about
+# 0.3 with some tool, so below it "nothing matches" stays the honest answer.
+UNMATCHED_COSINE = 0.35
 Vector = Sequence[float]
 
 
@@ -51,6 +54,8 @@ class Semantic:
             return {}
         lex_top = sorted(lexical.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
         dense_top = np.argsort(-cos, kind="stable")[:depth].tolist()
+        if not lexical:  # no word of the query is in the index: only a clear embedding match counts
+            return {i: float(cos[i]) for i in dense_top if cos[i] >= UNMATCHED_COSINE}
         ids = sorted({i for i, _ in lex_top} | set(dense_top))
         if rrf:
             lex_rank = {i: r for r, (i, _) in enumerate(lex_top)}

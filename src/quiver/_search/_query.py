@@ -44,7 +44,7 @@ class QueryOptions:
     synonym_weight: float = 0.35
     typo_weight: float = 0.8
     shape_weight: float = 0.5  # the term a literal value's shape stands for ("url" for a URL)
-    inflection_weight: float = 0.6  # a stem reached by stripping -ed/-ing (`filed` -> `file`)
+    inflection_weight: float = 0.35  # a stem reached by stripping -ed/-ing (`filed` -> `file`)
     value_weight: float = 0.3  # the words inside a literal value (a URL, a path, an e-mail address)
     quoted_weight: float = 0.5  # the words inside quotes
 

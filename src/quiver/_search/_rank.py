@@ -28,7 +28,9 @@ def bm25f(
     nfields = len(weights)
     lengths = [[sum(row[f].values()) for f in range(nfields)] for row in rows]
     totals = [sum(lens[f] for lens in lengths) for f in range(nfields)]
-    avg = [(t / n if n and t else 1.0) for t in totals]
+    # the average over docs that have the field: a field few docs fill (examples) is not normalised away
+    filled = [sum(1 for lens in lengths if lens[f]) for f in range(nfields)]
+    avg = [(t / k if k and t else 1.0) for t, k in zip(totals, filled, strict=True)]
     ids: dict[str, list[int]] = {}
     tfs: dict[str, list[float]] = {}
     for i, row in enumerate(rows):

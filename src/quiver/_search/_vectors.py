@@ -24,6 +24,9 @@ from quiver._search._embed_id import DIM, MODEL_ID
 CACHE_DIR = ".quiver/cache/vectors"
 MAGIC = b"quiver-vectors 1\n"
 MAX_ENTRIES = 200_000  # older entries beyond this are dropped when the file is written
+# What this process encoded, by model id: one process never encodes a text twice, cache file or not.
+_MEMO: dict[str, dict[str, tuple[float, ...]]] = {}
+MEMO_LIMIT = 5_000  # vectors (about 12 KB each as tuples) kept by the memo at most
 Vector = tuple[float, ...]
 Encoder = Callable[[Sequence[str]], list[Vector]]
 
@@ -62,9 +65,19 @@ class VectorCache:
     def vectors(self, texts: Sequence[str], encode: Encoder | None = None) -> list[Vector | None]:
         """One vector per text: cached ones as stored, the rest from `encode` (then cached) or None."""
         todo = self.missing(texts)
+        if todo:
+            memo = _MEMO.setdefault(self.model_id, {})
+            for text in todo:
+                seen = memo.get(text_key(text))
+                if seen is not None:
+                    self._rows[text_key(text)] = seen
+                    self._dirty = True
+            todo = self.missing(todo)
         if todo and encode is not None:
             for text, vector in zip(todo, encode(todo), strict=True):
                 self._rows[text_key(text)] = vector
+                if len(memo) < MEMO_LIMIT:
+                    memo[text_key(text)] = vector
             self._dirty = True
         return [self._rows.get(text_key(t)) for t in texts]
 

@@ -130,10 +130,20 @@ def run(
     patch = patch_for(root, advice)
     if patch_out is not None and patch:
         write_atomic(patch_out, patch)
-        messages.append(f"wrote the config change to {patch_out}: apply it with `git apply {patch_out}`")
+        messages.append(f"wrote the config change to {patch_out}: apply it with `{apply_command(root, patch_out)}`")
     if fmt == "json":
         return Output(json.dumps(advice_json(advice, patch, report), indent=2, sort_keys=True) + "\n", tuple(messages))
     return Output(advice_text(advice, report, patch, patch_out), tuple(messages))
+
+
+def apply_command(root: Path, patch: Path) -> str:
+    """The command that applies `patch` from the working directory: its paths are relative to `root`."""
+    import os
+
+    here = Path.cwd().resolve()
+    if root.resolve() == here:
+        return f"git apply {patch}"
+    return f"git -C {os.path.relpath(root.resolve(), here)} apply {patch.resolve()}"
 
 
 def patch_for(root: Path, advice: Advice) -> str:

@@ -130,7 +130,7 @@ def run(
         changed_lines=changed,
         summary={"ignored": len(findings[1])},
     )
-    _write(render(findings[0], fmt, ctx), output)
+    _write(render(findings[0], fmt, ctx), output, color)
     from quiver.report.changes import in_scope
 
     return 1 if at_or_above(in_scope(findings[0], changed), fail_on) else 0
@@ -191,8 +191,8 @@ def _history(
     return 1 if worst else 0
 
 
-def _write(text: str, output: Path | None) -> None:
+def _write(text: str, output: Path | None, color: bool | None = None) -> None:
     if output is not None:
         write_atomic(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped

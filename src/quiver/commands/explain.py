@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from quiver.commands.compile import CACHE_FILE
@@ -9,7 +11,7 @@ from quiver.compile import budget_of
 from quiver.errors import UsageError
 from quiver.project import load_project
 from quiver.report.budget import explain
-from quiver.resolve import resolve_agent
+from quiver.resolve import ResolvedTool, resolve_agent
 from quiver.sources.token_cache import TokenCache
 from quiver.suggest import did_you_mean
 
@@ -26,6 +28,33 @@ def run(root: Path, agent_id: str, tool: str | None) -> str:
         raise UsageError(f"no agent `{agent_id}`", hint=hint)
     resolved = resolve_agent(by_id[agent_id], project.servers, project.lock, project.config)
     text = explain(resolved, budget_of(resolved, TokenCache(root / CACHE_FILE)), tool)
+    lock = project.config.lock
     if tool is not None and text.strip() == "":
+        server = tool.split("/", 1)[0] if "/" in tool else None
+        if server in resolved.unknown_catalogs:
+            raise UsageError(
+                f"agent `{agent_id}` names `{tool}`, but server `{server}` has no catalog in {lock}, "
+                "so quiver does not know its tools",
+                hint=f"run `quiver snapshot --server {server}`, then `quiver compile`",
+            )
         raise UsageError(f"agent `{agent_id}` carries no tool `{tool}`", hint=f"run `quiver explain {agent_id}`")
-    return text
+    if tool is None:
+        for server in resolved.unknown_catalogs:
+            named = [r for r in resolved.unknown_named if r.split("/", 1)[0] == server]
+            what = f"`{'`, `'.join(named)}` and any other tool" if named else "every tool"
+            text += (
+                f"  missing    {what} of server `{server}`: it has no catalog in {lock}; "
+                f"run `quiver snapshot --server {server}`\n"
+            )
+    return text + _examples(resolved.tools, project.config.examples, tool)
+
+
+def _examples(tools: Iterable[ResolvedTool], examples: Mapping[str, tuple[str, ...]], only: str | None) -> str:
+    """The search examples of the tools shown (config `examples`: indexed by tool search as their own field)."""
+    lines = []
+    for item in tools:
+        full = f"{item.server}/{item.tool.name}"
+        if (only is None or only in (full, item.tool.name)) and examples.get(full):
+            quoted = ", ".join(json.dumps(e, ensure_ascii=False) for e in examples[full])
+            lines.append(f"  search examples of {full}: {quoted}\n")
+    return "".join(lines)

@@ -67,7 +67,7 @@ def run(
     if output is not None:
         write_atomic(output, text)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped
     if outcome.project.errors:
         return 2  # an input file could not be read: its findings above name each one
     return 1 if at_or_above(findings, fail_on) else 0

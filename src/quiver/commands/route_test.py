@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiver._search._scope import agent_docs, project_docs, project_index
 from quiver.errors import InputError, Position, UsageError
 from quiver.jsonout import pretty
 from quiver.model import JSON
@@ -22,13 +23,11 @@ from quiver.routes import (
     Regression,
     RouteCase,
     RouteReport,
-    agent_docs,
     baseline_json,
     compare,
     evaluate,
     parse_baseline,
     parse_cases,
-    project_docs,
     scopes,
 )
 from quiver.search import SearchIndex
@@ -62,18 +61,19 @@ def run(
     fmt: str = "text",
     baseline: Path | None = None,
     update_baseline: bool = False,
+    lexical: bool = False,
 ) -> tuple[int, str]:
     """(exit code, report text) for the cases file `cases` (default: the `routes` config key)."""
     if update_baseline and baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
-    outcome = check_routes(root, cases, baseline=None if update_baseline else baseline)
+    outcome = check_routes(root, cases, baseline=None if update_baseline else baseline, lexical=lexical)
     if update_baseline and baseline is not None:
         write_atomic(baseline, pretty(baseline_json(outcome.report)))
         return 0, render(outcome, fmt) if fmt == "json" else f"{render(outcome, fmt)}wrote {baseline}\n"
     return (0 if outcome.ok else 1), render(outcome, fmt)
 
 
-def check_routes(root: Path, cases: Path | None, *, baseline: Path | None) -> Outcome:
+def check_routes(root: Path, cases: Path | None, *, baseline: Path | None, lexical: bool = False) -> Outcome:
     """Load the project and the cases, rank each case in its scope, and compare with `baseline` if given."""
     project = load_project(root)
     path = cases if cases is not None else root / project.config.routes
@@ -95,7 +95,7 @@ def check_routes(root: Path, cases: Path | None, *, baseline: Path | None) -> Ou
     indexes: dict[str | None, SearchIndex] = {}
     for scope in scopes(loaded):
         if scope is None:
-            indexes[None] = SearchIndex.build(project_docs(project))
+            indexes[None] = project_index(project, project_docs(project), lexical=lexical)
             continue
         if scope not in by_id:
             first = next(c for c in loaded if c.agent == scope)
@@ -105,7 +105,7 @@ def check_routes(root: Path, cases: Path | None, *, baseline: Path | None) -> Ou
                 hint=did_you_mean(scope, by_id, "run `quiver compile` to list the agents"),
             )
         resolved = resolve_agent(by_id[scope], project.servers, project.lock, project.config)
-        indexes[scope] = SearchIndex.build(agent_docs(resolved))
+        indexes[scope] = project_index(project, agent_docs(resolved, project.config.examples), lexical=lexical)
     report = evaluate(loaded, indexes)
     if baseline is None:
         return Outcome(shown, report)

@@ -10,24 +10,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from quiver._search._scope import agent_docs, project_docs, project_index
 from quiver.errors import InputError, Position, UsageError
 from quiver.project import Project, load_project
 from quiver.resolve import resolve_agent
-from quiver.routes import agent_docs, project_docs
-from quiver.search import SearchDoc, SearchIndex
+from quiver.search import SearchDoc
 from quiver.suggest import did_you_mean
 
 DESCRIPTION_WIDTH = 72  # characters of the description the text table shows
 
 
-def run(root: Path, query: str, agent: str | None, limit: int, fmt: str) -> str:
+def run(root: Path, query: str, agent: str | None, limit: int, fmt: str, *, lexical: bool = False) -> str:
     if not query.strip():
         raise UsageError(
             "the query is empty", hint='say what the tool should do: `quiver search "open a pull request"`'
         )
     project = load_project(root)
     docs = scope_docs(project, agent)
-    hits = SearchIndex.build(docs).search(query, limit)
+    hits = project_index(project, docs, lexical=lexical).search(query, limit)
     described = {(d.server, d.tool): d.description for d in docs}
     rows = [
         {
@@ -63,7 +63,9 @@ def scope_docs(project: Project, agent: str | None) -> list[SearchDoc]:
             did_you_mean(agent, by_id, "run `quiver compile` to list the agents") if by_id else "no agent files found"
         )
         raise UsageError(f"no agent `{agent}`", hint=hint)
-    return agent_docs(resolve_agent(by_id[agent], project.servers, project.lock, project.config))
+    return agent_docs(
+        resolve_agent(by_id[agent], project.servers, project.lock, project.config), project.config.examples
+    )
 
 
 def _table(rows: list[dict[str, object]]) -> str:

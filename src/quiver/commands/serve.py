@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING
 from quiver.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from quiver._search._gateway import SearchSetup
+    from quiver.runtime._manifest import ManifestServer
     from quiver.runtime.protocol import Executor
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -70,15 +74,24 @@ def run(
     executor: Executor | None = None,
     ledger: str | None = None,
     no_ledger: bool = False,
+    project: Path | None = None,
 ) -> int:
     """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code.
 
-    Every permitted call runs through the durable ledger (`--ledger`, else QUIVER_LEDGER_URL, else the
-    config's `ledger`, relative to the working directory); `no_ledger` runs calls directly instead.
+    The project (`-C`, else the manifest's nearest ancestor with a quiver config, an MCP config or
+    `.git`, else the working directory) holds both the usage records and the durable ledger every
+    permitted call runs through (`--ledger`, else QUIVER_LEDGER_URL, else the config's `ledger`,
+    relative to that project); `no_ledger` runs calls directly instead.
     """
     from quiver.runtime._manifest import load_manifest
+    from quiver.runtime.usage import project_root_of
 
+    manifest_path = Path(manifest_path)
+    if project is not None and not manifest_path.is_absolute() and (project / manifest_path).is_file():
+        manifest_path = project / manifest_path
     manifest = load_manifest(manifest_path)
+    root = project or project_root_of(manifest_path, default=Path.cwd())
+    check_inputs(manifest.servers, os.environ)
     address = parse_address(http) if http is not None else None
     bearer = resolve_token(token) if address is not None else None
     if startup_timeout_s is not None and startup_timeout_s <= 0:
@@ -92,15 +105,18 @@ def run(
     from quiver.runtime.telemetry import configure_tracing
 
     if executor is None and not no_ledger:
-        executor = ledger_executor(Path.cwd(), ledger)
+        executor = ledger_executor(root, ledger)
     provider = configure_tracing(None, environ=os.environ)
     import time
 
-    from quiver.runtime.usage import UsageRecorder, project_root_of, usage_path
+    from quiver.runtime.usage import USAGE_DIR, UsageRecorder, usage_path
+    from quiver.sources.files import machine_dir
 
-    root = project_root_of(Path(manifest_path), default=Path.cwd())
+    machine_dir(root / USAGE_DIR)
     recorder = UsageRecorder(usage_path(root, manifest.agent_id), clock=time.time, agent=manifest.agent_id)
-    gateway = Gateway(manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder)
+    gateway = Gateway(
+        manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder, search=search_setup(root)
+    )
     try:
         if address is None:
             anyio.run(serve_stdio, gateway)
@@ -111,6 +127,41 @@ def run(
         if provider is not None:
             provider.shutdown()
     return 0
+
+
+def check_inputs(servers: Mapping[str, ManifestServer], environ: Mapping[str, str]) -> None:
+    """Every `${input:id}` the servers' transports hold has its QUIVER_INPUT_<ID> set: else refuse to
+    start, naming each one, rather than fail on the first call. (A VS Code input is never in the
+    environment by accident; other variables may be set later for servers a session never uses.)"""
+    from quiver.errors import InputError, InputErrors
+    from quiver.variables import REFERENCE, expand
+
+    missing: list[InputError] = []
+    for name in sorted(servers):
+        transport = servers[name].transport
+        values: list[object] = [transport.get(k) for k in ("command", "cwd", "url")]
+        values += list(transport.get("args") or [])
+        for key in ("env", "headers"):
+            part = transport.get(key)
+            values += list(part.values()) if isinstance(part, dict) else []
+        for value in values:
+            for match in REFERENCE.finditer(str(value) if value is not None else ""):
+                try:
+                    if match.group("input"):
+                        expand(match.group(0), environ, where=f"server `{name}`")
+                except InputError as exc:
+                    missing.append(exc)
+    if missing:
+        raise InputErrors(tuple(missing))
+
+
+def search_setup(root: Path) -> SearchSetup:
+    """The gateway's search as the project's config sets it (`search`, per-tool `examples`); cache under root."""
+    from quiver._search._gateway import SearchSetup
+    from quiver.config import load_config
+
+    config = load_config(root)
+    return SearchSetup(root=root, semantic=config.search == "semantic", examples=config.examples)
 
 
 def ledger_executor(root: Path, ledger: str | None) -> Executor:

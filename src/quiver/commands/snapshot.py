@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiver._search._scope import warm_root
 from quiver.errors import InputError, UsageError
 from quiver.model import Lock, Server, sha256_json
 from quiver.project import load_project
@@ -109,6 +110,7 @@ def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
     lock = read_lock(root, lock_rel)
     text = merged_lock_text(lock, [catalog])
     write_atomic(root / lock_rel, text)
+    warm_root(root)
     return f"imported {len(catalog.tools)} tools of `{server}` into {lock_rel}"
 
 
@@ -128,4 +130,5 @@ def run_live(
             return 1, [*lines, f"{lock_rel} is out of date: run `quiver snapshot` and review the diff"]
         return 0, [f"{lock_rel} matches {len(catalogs)} live server(s)"]
     write_atomic(root / lock_rel, merged_lock_text(lock, catalogs))
+    warm_root(root)  # the new tools' search vectors, so no later command waits for them
     return 0, [f"snapshotted `{c.name}`: {len(c.tools)} tools" for c in catalogs]

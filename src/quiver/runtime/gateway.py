@@ -39,6 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from quiver import __version__
+from quiver._search._gateway import SearchSetup
 from quiver.errors import InputError
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
@@ -102,8 +103,10 @@ class Gateway:
         startup_timeout_s: float | None = None,
         errlog: TextIO | None = None,
         recorder: Recorder | None = None,
+        search: SearchSetup | None = None,
     ) -> None:
         self.manifest = manifest
+        self._search_setup = search or SearchSetup()
         self.executor: Executor = executor or DirectExecutor()
         self.recorder: Recorder = recorder or NullRecorder()
         self._started: set[str] = set()  # sessions the recorder has seen start
@@ -118,6 +121,8 @@ class Gateway:
         self.server = self._build_server()
 
     async def __aenter__(self) -> Gateway:
+        if self.manifest.meta_tools_active:  # the search index (and its vectors) is ready before any session
+            await anyio.to_thread.run_sync(self._search_index)
         await self.upstreams.__aenter__()
         recover = getattr(self.executor, "recover", None)
         if recover is not None:  # a ledger-backed executor settles what a crashed gateway left behind
@@ -249,7 +254,9 @@ class Gateway:
         if tool is None:
             known = [*self.manifest.by_exposed, *(META_TOOL_NAMES if self._meta_tools else ())]
             self.recorder.call(session.id, "", name, outcome="refused", preloaded=False)
-            return self._refuse(session, name, f"`{name}` is not a tool of agent `{self.manifest.agent_id}`", known)
+            reason = _unsnapshotted(self.manifest, name.split("__", 1)[0], name)
+            reason = reason or f"`{name}` is not a tool of agent `{self.manifest.agent_id}`"
+            return self._refuse(session, name, reason, known)
         return await self._invoke(ctx, session, tool, args, None)
 
     def _refuse(
@@ -414,14 +421,9 @@ class Gateway:
 
     def _search_index(self) -> Any:
         if self._index is None:
-            from quiver.search import SearchIndex, docs_from_tools
+            from quiver._search._gateway import gateway_index
 
-            docs = []
-            for server in sorted({t.server for t in self.manifest.tools}):
-                description = self.manifest.servers[server].description if server in self.manifest.servers else ""
-                tools = [t.definition for t in self.manifest.server_tools(server)]
-                docs.extend(docs_from_tools(server, tools, description))
-            self._index = SearchIndex.build(docs)
+            self._index = gateway_index(self.manifest, self._search_setup)
         return self._index
 
     async def _load(
@@ -445,7 +447,9 @@ class Gateway:
             return found
         if not self.manifest.server_tools(server):
             servers = sorted({t.server for t in self.manifest.tools})
-            reason = f"`{server}` is not a server of agent `{self.manifest.agent_id}` (servers: {', '.join(servers)})"
+            reason = _unsnapshotted(self.manifest, server, f"{server}/{tool}") or (
+                f"`{server}` is not a server of agent `{self.manifest.agent_id}` (servers: {', '.join(servers)})"
+            )
             return self._refuse(session, f"{server}/{tool}", reason, servers if server else None)
         known = [t.name for t in self.manifest.server_tools(server)]
         self.recorder.call(session.id, server, tool, outcome="refused", preloaded=False)
@@ -500,3 +504,13 @@ def _forward_meta(meta: Mapping[str, Any] | None) -> dict[str, JSON]:
     if not meta:
         return {}
     return {k: v for k, v in meta.items() if k not in _DROPPED_META and not k.startswith("io.modelcontextprotocol/")}
+
+
+def _unsnapshotted(manifest: Manifest, server: str, name: str) -> str | None:
+    """Why a tool of a server the manifest lists without any tool is missing: the lock had no catalog."""
+    if server not in manifest.servers or manifest.server_tools(server):
+        return None
+    return (
+        f"`{name}`: server `{server}` had no catalog in the lock file when this manifest was compiled, so the "
+        f"agent carries none of its tools; run `quiver snapshot --server {server}`, then `quiver compile`"
+    )

@@ -17,13 +17,19 @@ from quiver.resolve import ResolvedAgent
 def unsnapshotted_findings(resolved: Sequence[ResolvedAgent]) -> Iterator[Finding]:
     """One finding per unsnapshotted server definition, listing the agents that refer to it."""
     users: dict[tuple[str, Location], list[str]] = {}
+    named: dict[str, list[str]] = {}
     for item in resolved:
         for name in item.unknown_catalogs:
             server = next(s for s in item.servers if s.name == name)
             users.setdefault((name, server.location), []).append(item.agent.id)
+        for ref in item.unknown_named:
+            if ref not in named.setdefault(ref.split("/", 1)[0], []):
+                named[ref.split("/", 1)[0]].append(ref)
     for (name, where), agents in sorted(users.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         shown = ", ".join(f"`{a}`" for a in agents[:5]) + (f" and {len(agents) - 5} more" if len(agents) > 5 else "")
         label = f"agent {shown}" if len(agents) == 1 else f"{len(agents)} agents: {shown}"
+        refs = named.get(name, [])
+        label += f", including the named {', '.join(f'`{r}`' for r in refs[:5])}" if refs else ""
         yield SERVER_NOT_SNAPSHOTTED.finding(location=where, server=name, agents=label)
 
 

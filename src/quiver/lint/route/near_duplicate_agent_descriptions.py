@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from quiver._search._scope import purpose_vectors
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.route.tool_pairs import candidate_pairs
@@ -22,8 +23,9 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
     )
     if len(agents) < 2:
         return
-    # No name: the blocker pairs agents by description terms alone.
-    index = SearchIndex.build(SearchDoc(a.id, "", a.description or "") for a in agents)
+    # No name: the blocker pairs agents by description terms alone, and by the embedding of the description.
+    docs = [SearchDoc(a.id, "", a.description or "") for a in agents]
+    index = SearchIndex.build(docs, purposes=purpose_vectors(ctx.project, docs))
     for (i, j), raw in sorted(candidate_pairs(index, AGENT_NEAR_DUPLICATE).items()):
         a, b = agents[i], agents[j]
         if a.id == b.id:
@@ -49,8 +51,10 @@ NEAR_DUPLICATE_AGENT_DESCRIPTIONS = Rule(
     hint="say when to pick each: {difference}",
     doc="""\
 ## What it does
-Flags two agents whose descriptions read alike: similarity 0.80 or more. The similarity is the IDF-weighted
-cosine of their description terms (names and ids do not count: hosts choose by the description). The
+Flags two agents whose descriptions read alike: similarity 0.80 or more. The similarity is the larger of
+the IDF-weighted cosine of their description terms (with a prior, so it holds up over a handful of agents)
+and the calibrated embedding cosine of their first sentences (names and ids do not count: hosts choose by
+the description). The
 finding is on the first agent by id; the hint lists the words each description has that the other lacks.
 
 ## Why is this bad?

@@ -1,4 +1,4 @@
-"""Routing rule about tools that search cannot reach: outranked on their own description (ROUTE006).
+"""Routing rule about tools that search cannot reach: outranked on what they say they do (ROUTE006).
 
 Each tool is queried once, in the scope where search would look for it: among the tools of the first agent
 (by id) that defers it, in an index built as the gateway builds that agent's (name, description,
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
+from quiver._search._similar import paraphrases
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.cache import cached_check
@@ -20,7 +21,7 @@ from quiver.lint.support.text import shown
 from quiver.model import Finding, LockedTool
 from quiver.search import SearchConfig, SearchDoc, SearchIndex, docs_from_tools
 
-TOP = 3  # a tool must be among this many results for its own description
+TOP = 3  # a tool must be among this many results for one of its paraphrases (name words, first clause)
 DEPTH = 10  # results read to tell its rank
 MAX_SCOPE = 300  # larger scopes are not checked
 MAX_QUERIES = 1_000  # tools checked per run (0.4 to 1.5 ms each): the rest are skipped, agents' tools first
@@ -44,10 +45,26 @@ def shadowed(docs: Sequence[SearchDoc], check: Sequence[int]) -> Iterator[tuple[
         near = index.similar(i, 1)
         if not near or near[0][1] < MIN_SIBLING_SIMILARITY:
             continue
-        hits = [position[(h.server, h.tool)] for h in index.search(doc.description, DEPTH)]
-        if i in hits[:TOP] or not hits:
-            continue
-        yield i, (hits.index(i) + 1 if i in hits else None), hits[0]
+        missed = _missed(index, position, i, paraphrases(doc.tool, doc.description))
+        if missed is not None:
+            yield i, *missed
+
+
+def _missed(
+    index: SearchIndex, position: Mapping[tuple[str, str], int], i: int, queries: Sequence[str]
+) -> tuple[int | None, int] | None:
+    """(best rank or None, the doc first for the first query) when no query puts doc `i` in the top TOP."""
+    best: int | None = None
+    winner: int | None = None
+    for query in queries:
+        hits = [position[(h.server, h.tool)] for h in index.search(query, DEPTH)]
+        if i in hits[:TOP]:
+            return None
+        if hits and winner is None:
+            winner = hits[0]
+        if i in hits and (best is None or hits.index(i) + 1 < best):
+            best = hits.index(i) + 1
+    return None if winner is None else (best, winner)
 
 
 def _check(ctx: LintContext) -> Iterator[Finding]:
@@ -112,19 +129,21 @@ SHADOWED_TOOL = Rule(
     name="shadowed-tool",
     severity="warning",
     check=check,
-    message="tool `{server}/{shown_name}` is not in the top {top} when searched by its own description among {scope} "
+    message="tool `{server}/{shown_name}` is not in the top {top} when searched by the first clause of its description "
+    "among {scope} "
     "({rank}); `{winner}` comes first",
     hint="say what only this tool does, in the words a request for it would use; or merge it into `{winner}`",
     doc="""\
 ## What it does
-Flags a tool that tool search, queried with the tool's own description, does not return in its top 3
-because siblings outrank it. A tool an agent defers is searched among the tools that
+Flags a tool that tool search, queried with a paraphrase of its purpose (the first clause of its
+description, what a request for it would say), does not return in its top 3 because siblings outrank
+it (its full description would only ever find itself). A tool an agent defers is searched among the tools that
 agent sees (the first such agent by id), as tool search ranks them for it; any other tool among the
 tools of its own server. Scopes of more than 300 tools are not checked, nor tools past the first 1,000
 of a run (deferred tools first): each check is a search query.
 
 ## Why is this bad?
-A deferred tool is reached only through search. If even its own description ranks three other tools
+A deferred tool is reached only through search. If even its own name and first clause rank three other tools
 first, requests phrased any other way will not find it: the agent calls the sibling instead, or
 concludes it cannot do the task.
 

@@ -4,14 +4,17 @@
 Candidate pairs come from the search index's blocking (`SearchIndex.similar`), never from all pairs: each tool
 is compared with the few tools that share its rarer words, so the pass grows linearly with the catalog
 (`bench/distinct.py`: 10,000 tools in about 1.5 s). The similarity is the index's: the IDF-weighted cosine of
-name and description terms, in [0, 1].
+name and description terms, or, when larger, the calibrated embedding cosine of the tools' purposes (name words
+and first sentence, `_search/_similar.py`), in [0, 1].
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
+from quiver._search._scope import purpose_vectors
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.cache import cached_check
@@ -22,6 +25,7 @@ from quiver.model import Finding, Lock, LockedTool
 from quiver.resolve import ResolvedAgent
 from quiver.search import SearchDoc, SearchIndex
 
+Purposes = Sequence[Sequence[float] | None] | None
 NEAR_DUPLICATE = 0.80  # similarity from which two tools read alike
 OVERLAP_MIN = 0.50  # similarity from which two tools with same-meaning names overlap
 CANDIDATES = 6  # candidates asked of the index per tool
@@ -64,11 +68,13 @@ def candidate_pairs(index: SearchIndex, floor: float, per_doc: int = CANDIDATES)
     return pairs
 
 
-def check_catalog(catalog: Catalog) -> Iterator[Finding]:
+def check_catalog(catalog: Catalog, purposes: Callable[[list[SearchDoc]], Purposes] | None = None) -> Iterator[Finding]:
+    """`purposes` gives the docs' purpose vectors (`quiver._search._scope.purpose_vectors`), or None."""
     tools = catalog.tools
     if len(tools) < 2:
         return
-    index = SearchIndex.build(SearchDoc(t.server, t.name, t.description) for t in tools)
+    docs = [SearchDoc(t.server, t.name, t.description) for t in tools]
+    index = SearchIndex.build(docs, purposes=purposes(docs) if purposes is not None else None)
     drop = _meaningless_words(tools)
     for (i, j), raw in sorted(candidate_pairs(index, OVERLAP_MIN).items()):
         a, b = tools[i], tools[j]
@@ -150,7 +156,7 @@ def _meaningless_words(tools: Sequence[LockedTool]) -> Mapping[str, frozenset[st
 def _check(ctx: LintContext) -> Iterator[Finding]:
     lock = ctx.project.lock
     if lock is not None:
-        yield from check_catalog(Catalog.of(lock, ctx.resolved))
+        yield from check_catalog(Catalog.of(lock, ctx.resolved), partial(purpose_vectors, ctx.project))
 
 
 check = cached_check("route-pairs", _check)

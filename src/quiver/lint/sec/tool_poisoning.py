@@ -82,8 +82,7 @@ def _text(text: Text, catalog: Mapping[str, set[str]], own: set[str]) -> Iterato
             chars += f" and {len(hidden) - _LISTED} more"
         smuggled = inj.tag_text(value)
         advice = f"tag characters spell `{shown(smuggled)}`; " if smuggled else ""
-        where = "from the agent file" if text.agent and not text.server else "in the server"
-        advice += f"remove them {where}; review the text as the model reads it"
+        advice += "remove them where the text is written; review the text as the model reads it"
         yield INVISIBLE_UNICODE.finding(**_base(text), chars=chars, advice=advice)
         value = inj.visible(value) + (" " + smuggled if smuggled else "")
     reported: set[str] = set()

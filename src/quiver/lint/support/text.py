@@ -84,14 +84,17 @@ def server_texts(server: LockedServer) -> Iterator[Text]:
 
 
 def _hidden_body_lines(agent: Agent) -> Iterator[Text]:
-    """Lines of an agent's prompt that hold invisible characters: what renders is not what the model reads.
-
-    The rest of the body is the author's own prompt and is not scanned for injection phrases.
+    """Lines of an agent's prompt holding bidi controls or tag characters: what renders is not what the
+    model reads (Trojan Source, ASCII smuggling). A lone zero-width space (a common way to break a code
+    fence) is left alone, and the rest of the body is the author's own prompt, not scanned for phrases.
     """
     from quiver.lint.support.injection import invisible
 
     for offset, line in enumerate(agent.body.split("\n")):
-        if invisible(line):
+        if any(
+            0x202A <= h.code_point <= 0x202E or 0x2066 <= h.code_point <= 0x2069 or h.code_point >= 0xE0000
+            for h in invisible(line)
+        ):
             where = Location(agent.path, agent.body_line + offset, 1)
             yield Text(line, "body", f"agent `{agent.id}`", where, agent=agent.id)
 

@@ -1,0 +1,128 @@
+"""Which tools an index holds and how it is built, for each place that searches.
+
+`project_docs` (every locked server) and `agent_docs` (one agent's resolved tools) carry the examples
+users wrote in config (`[tools."server/tool"] examples = [...]`); route cases are never read here, so a
+route test cannot pass by finding its own query. `project_index` builds the index the config asks for
+(`search = "semantic"` by default, `"lexical"` or `--lexical` for none of the model), with the vector
+cache under the project root. `warm_project` encodes what is new, for `snapshot` and `compile`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from quiver._search._similar import purpose_text
+from quiver._search._vectors import Vector, VectorCache
+from quiver.search import (
+    SearchDoc,
+    SearchIndex,
+    build_index,
+    docs_from_tools,
+    embed_texts,
+    semantic_available,
+)
+
+if TYPE_CHECKING:
+    from quiver.project import Project
+    from quiver.resolve import ResolvedAgent
+
+Examples = Mapping[str, tuple[str, ...]]
+
+
+def with_examples(docs: Iterable[SearchDoc], examples: Examples) -> list[SearchDoc]:
+    """`docs` with each tool's configured examples (keyed `server/tool`)."""
+    out = []
+    for doc in docs:
+        given = examples.get(f"{doc.server}/{doc.tool}")
+        out.append(replace(doc, examples=given) if given else doc)
+    return out
+
+
+def project_docs(project: Project) -> list[SearchDoc]:
+    """Every locked server's tools (cut by the project's allow-list), with the config description."""
+    from quiver.references import catalog_of
+
+    lock = project.lock
+    if lock is None:
+        return []
+    docs: list[SearchDoc] = []
+    for name in sorted(lock.servers):
+        server = project.servers.get(name)
+        tools = catalog_of(server, lock) if server is not None else lock.servers[name].tools
+        description = (server.description or "") if server is not None else ""
+        docs.extend(docs_from_tools(name, [t.definition for t in tools or ()], description))
+    return with_examples(docs, project.config.examples)
+
+
+def agent_docs(resolved: ResolvedAgent, examples: Examples | None = None) -> list[SearchDoc]:
+    """An agent's tools as the gateway indexes its manifest: per server (sorted), with the server's description."""
+    described = {s.name: s.description or "" for s in resolved.servers}
+    docs: list[SearchDoc] = []
+    for server in sorted({t.server for t in resolved.tools}):
+        tools = [t.tool.definition for t in resolved.tools if t.server == server]
+        docs.extend(docs_from_tools(server, tools, described.get(server, "")))
+    return with_examples(docs, examples or {})
+
+
+def semantic_for(project: Project, lexical: bool = False) -> bool:
+    return not lexical and project.config.search == "semantic"
+
+
+def project_index(project: Project, docs: Iterable[SearchDoc], *, lexical: bool = False) -> SearchIndex:
+    """The index for `docs` as the project's config asks: semantic unless `lexical` or `search = "lexical"`."""
+    return build_index(docs, semantic=semantic_for(project, lexical), root=project.root)
+
+
+def purpose_vectors(project: Project, docs: Sequence[SearchDoc]) -> list[Vector | None] | None:
+    """Per doc, the vector of its `purpose_text`, for the ROUTE pair rules; None with `search = "lexical"` or
+    without the model. Read from the cache: with a warm cache nothing is encoded and the model is not loaded;
+    what is missing is encoded (then cached), so the findings never depend on the state of the cache."""
+    if not semantic_for(project) or not docs or not semantic_available():
+        return None
+    cache = VectorCache(project.root)
+    texts = [purpose_text(d.tool, d.description) for d in docs]
+    encoder = None
+    if cache.missing(texts):
+        from quiver._search._embed import encode  # only for what the cache lacks
+
+        encoder = encode
+    vectors = cache.vectors(texts, encoder)
+    cache.save()
+    return vectors
+
+
+def _texts(project: Project) -> list[str]:
+    """Every text the project's searches and ROUTE rules embed: tools (with examples), purposes, agents."""
+    docs = project_docs(project)
+    texts = [t for d in docs for t in embed_texts(d)]
+    texts += [purpose_text(d.tool, d.description) for d in docs]
+    texts += [purpose_text("", a.description) for a in project.agents if isinstance(a.description, str)]
+    return texts
+
+
+def warm_project(project: Project) -> int:
+    """Encode and cache every text the project embeds that is not cached yet; how many were new.
+    Skipped for `search = "lexical"`, without the model, and when caches are off (`QUIVER_NO_CACHE`)."""
+    if not semantic_for(project) or os.environ.get("QUIVER_NO_CACHE") or not semantic_available():
+        return 0
+    cache = VectorCache(project.root)
+    todo = cache.missing(_texts(project))
+    if todo:
+        from quiver._search._embed import encode
+
+        cache.vectors(todo, encode)
+        cache.save()
+    return len(todo)
+
+
+def warm_root(root: Path) -> int:
+    """`warm_project` for the project at `root` (after `snapshot` wrote its lock)."""
+    if os.environ.get("QUIVER_NO_CACHE"):
+        return 0  # nothing would be kept: do not even load the project
+    from quiver.project import load_project
+
+    return warm_project(load_project(root))

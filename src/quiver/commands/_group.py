@@ -1,0 +1,69 @@
+"""The one error funnel of the `quiver` command line: what each kind of failure prints, and its exit code.
+
+Expected errors (a user's mistake) print one `error:` line each and exit 2, click's usage errors too;
+Ctrl-C exits 130 (128 + SIGINT, as shells report it), distinct from 1 (findings); a bug exits 3 with
+the traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import click
+
+from quiver import __version__
+from quiver.errors import QuiverError
+
+INTERRUPTED = 130
+
+
+class QuiverGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except QuiverError as exc:
+            for line in exc.lines():
+                click.echo(f"error: {line}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except BrokenPipeError:
+            ctx.exit(1)
+        except Exception:
+            import traceback
+
+            click.echo(f"internal error: quiver {__version__}, Python {sys.version.split()[0]}", err=True)
+            click.echo("this is a bug in quiver; please report it with the traceback below", err=True)
+            click.echo(traceback.format_exc(), err=True, nl=False)
+            ctx.exit(3)
+
+    def main(  # always exits, as click standalone mode does
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # `quiver` alone: the help text, not an error line
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else (prog_name or "quiver")
+            _fail(f"{exc.format_message().rstrip('.')} (see `{where} --help`)", exc.exit_code)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            _fail("interrupted", INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)

@@ -1,0 +1,128 @@
+"""Command-line conventions: `-C` everywhere, one-line usage errors, Ctrl-C exits 130, FORCE_COLOR when
+piped, `lint DIR`, `--changed-only` in every format, globs in `mcp_configs`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from projects import agent_text, make_project
+from quiver.cli import cli
+
+COMMANDS = [
+    ["compile"],
+    ["explain", "a"],
+    ["snapshot"],
+    ["lint"],
+    ["diff"],
+    ["rule", "AGT001"],
+    ["search", "x"],
+    ["route-test"],
+    ["stats"],
+    ["advise"],
+    ["budget"],
+    ["ledger", "list"],
+    ["serve", "m.json"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0] if c[0] != "ledger" else "ledger list")
+def test_every_command_takes_minus_c(command: list[str], tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, [*command, "-C", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: Invalid value for --project: directory ")
+    assert "No such option" not in result.stderr
+
+
+def test_a_usage_error_is_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["lint", "--frob"], prog_name="quiver")
+    assert result.exit_code == 2
+    assert result.stderr == "error: No such option '--frob' (see `quiver lint --help`)\n"
+
+
+def _quiver(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    return subprocess.run(
+        [sys.executable, "-m", "quiver", *args], cwd=cwd, env={**environ, **env}, capture_output=True, text=True
+    )
+
+
+def test_force_color_colors_piped_output_and_no_color_wins(tmp_path: Path) -> None:
+    make_project(tmp_path, agents={".github/agents/a.agent.md": agent_text("name: a")})  # no description
+    assert "\x1b[" in _quiver("lint", cwd=tmp_path, FORCE_COLOR="1").stdout
+    assert "\x1b[" not in _quiver("lint", cwd=tmp_path).stdout
+    assert "\x1b[" not in _quiver("lint", cwd=tmp_path, FORCE_COLOR="1", NO_COLOR="1").stdout
+
+
+def test_ctrl_c_exits_130_not_1(tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    script = f"import pathlib, sys; pathlib.Path({str(marker)!r}).write_text('x'); sys.stdin.read()"
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"slow": {"command": sys.executable, "args": ["-c", script]}}}), encoding="utf-8"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quiver", "snapshot", "--timeout", "60", "-C", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(600):
+            if marker.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert marker.exists(), "the server never started"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "error: interrupted"
+
+
+def test_lint_takes_a_directory_and_reports_only_what_is_inside(tmp_path: Path) -> None:
+    make_project(
+        tmp_path,
+        agents={
+            ".github/agents/a.agent.md": agent_text("name: a"),
+            ".claude/agents/b.md": agent_text("name: b"),
+        },
+    )
+    result = CliRunner().invoke(cli, ["lint", "-C", str(tmp_path), "--format", "json", str(tmp_path / ".github")])
+    files = {f["file"] for f in json.loads(result.stdout)}
+    assert files == {".github/agents/a.agent.md"}
+
+
+def test_changed_only_filters_every_format(tmp_path: Path) -> None:
+    make_project(tmp_path, agents={".github/agents/old.agent.md": agent_text("name: old")})
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=tmp_path, check=True)
+    (tmp_path / ".github/agents/new.agent.md").write_text(agent_text("name: new"), encoding="utf-8")
+    args = ["lint", "-C", str(tmp_path), "--format", "json", "--changed-only", "--base", "HEAD"]
+    result = CliRunner().invoke(cli, args)
+    assert {f["file"] for f in json.loads(result.stdout)} == {".github/agents/new.agent.md"}
+
+
+def test_mcp_configs_takes_globs(tmp_path: Path) -> None:
+    agent = agent_text("description: d\ntools: ['one/*', 'two/*']")
+    make_project(tmp_path, agents={".github/agents/a.agent.md": agent})
+    (tmp_path / "mcp").mkdir()
+    for name in ("one", "two"):
+        config = {"mcpServers": {name: {"command": "srv", "tools": ["*"]}}}
+        (tmp_path / "mcp" / f"{name}.json").write_text(json.dumps(config), encoding="utf-8")
+    (tmp_path / "quiver.toml").write_text('mcp_configs = ["mcp/*.json"]\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["lint", "-C", str(tmp_path), "--format", "json"])
+    servers = {f["server"] for f in json.loads(result.stdout) if f["rule"] == "MCP012"}
+    assert servers == {"one", "two"}  # both files read: their servers are known, only unsnapshotted
