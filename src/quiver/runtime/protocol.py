@@ -29,6 +29,7 @@ class CallRequest:
     idempotency_key: str | None = None
     call_id: str | None = None  # the MCP request id, for traces
     meta: Mapping[str, JSON] = field(default_factory=dict)
+    description: str | None = None  # the tool's description, for traces (gen_ai.tool.description)
 
 
 @dataclass(frozen=True, slots=True)

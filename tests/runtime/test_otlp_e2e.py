@@ -1,0 +1,142 @@
+"""OTLP over HTTP from a real `quiver serve`: a local receiver decodes what the gateway exports.
+
+Per tool call exactly one `execute_tool {tool}` span (the SDK's own `tools/call` server span is replaced),
+with a per-call unique `gen_ai.tool.call.id` (the action id), the tool's description, the MCP attributes,
+and the resource from OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES. Refused and invalid calls get a span
+with `error.type`; OTEL_TRACES_EXPORTER=none sends nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+pytestmark = pytest.mark.anyio
+
+
+class Receiver:
+    """A tiny OTLP/HTTP traces endpoint: keeps every decoded ExportTraceServiceRequest."""
+
+    def __init__(self) -> None:
+        self.requests: list[ExportTraceServiceRequest] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                message = ExportTraceServiceRequest()
+                message.ParseFromString(body)
+                receiver.requests.append(message)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def spans(self) -> list[tuple[dict[str, Any], Any]]:
+        """(resource attributes, span) for every span received."""
+        out = []
+        for request in self.requests:
+            for resource_spans in request.resource_spans:
+                resource = _attributes(resource_spans.resource.attributes)
+                for scope in resource_spans.scope_spans:
+                    out.extend((resource, span) for span in scope.spans)
+        return out
+
+
+def _value(value: AnyValue) -> Any:
+    return getattr(value, value.WhichOneof("value") or "string_value")
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    return {item.key: _value(item.value) for item in items}
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    server = Receiver()
+    server.thread.start()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+    server.thread.join(timeout=5)
+
+
+async def _session_calls(manifest: Path, cwd: Path, env: dict[str, str], errlog: Path) -> list[Any]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "quiver", "serve", str(manifest), "--ledger", str(errlog.parent / "l.db")],
+        env=env, cwd=str(cwd),
+    )  # fmt: skip
+    results = []
+    with errlog.open("a") as log:
+        async with stdio_client(params, errlog=log) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            results.append(await session.call_tool("calc__add", {"a": 2, "b": 3}))
+            results.append(await session.call_tool("calc__add", {"a": 4, "b": 5}))
+            results.append(await session.call_tool("calc__add", {"a": "two"}))  # invalid arguments
+            results.append(await session.call_tool("calc__nope", {}))  # not a tool of the agent
+    return results
+
+
+async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_unique_call_id(
+    serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], receiver: Receiver,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    env = upstream_env(
+        OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url,
+        OTEL_SERVICE_NAME="gateway-under-test",
+        OTEL_RESOURCE_ATTRIBUTES="deployment.environment=e2e,team=tools",
+    )
+    with anyio.fail_after(60):
+        results = await _session_calls(serve_manifest, repo_root, env, tmp_path / "gateway.stderr")
+        assert [r.is_error for r in results] == [False, False, True, True]
+        while not receiver.spans():  # the gateway flushes its batch on exit; the POST may trail the exit
+            await anyio.sleep(0.05)
+    spans = receiver.spans()
+    resources = {tuple(sorted(resource.items())) for resource, _ in spans}
+    assert len(resources) == 1
+    resource = dict(next(iter(resources)))
+    assert resource["service.name"] == "gateway-under-test"
+    assert (resource["deployment.environment"], resource["team"]) == ("e2e", "tools")
+    tool_spans = [s for _, s in spans if _attributes(s.attributes).get("gen_ai.operation.name") == "execute_tool"]
+    assert not [s.name for _, s in spans if s.name.startswith("tools/call")]
+    assert [s.name for s in tool_spans].count("execute_tool calc__add") == 0  # named by the upstream tool
+    executed = [s for s in tool_spans if "error.type" not in _attributes(s.attributes)]
+    assert [s.name for s in executed] == ["execute_tool add", "execute_tool add"]
+    first, second = (_attributes(s.attributes) for s in executed)
+    assert first["gen_ai.tool.call.id"] == first["quiver.action_id"]
+    assert first["gen_ai.tool.call.id"] != second["gen_ai.tool.call.id"]
+    assert first["gen_ai.tool.description"]
+    assert (first["mcp.method.name"], first["quiver.server"]) == ("tools/call", "calc")
+    assert first["quiver.state"] == "succeeded"
+    assert "jsonrpc.request.id" in first
+    rejected = {s.name: _attributes(s.attributes) for s in tool_spans if "error.type" in _attributes(s.attributes)}
+    assert rejected["execute_tool add"]["error.type"] == "invalid_arguments"
+    assert rejected["execute_tool calc__nope"]["error.type"] == "refused"
+    assert len(tool_spans) == 4  # one span per call, executed or not
+
+
+async def test_otel_traces_exporter_none_exports_nothing(
+    serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], receiver: Receiver,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    env = upstream_env(OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_TRACES_EXPORTER="none")
+    with anyio.fail_after(60):
+        results = await _session_calls(serve_manifest, repo_root, env, tmp_path / "gateway.stderr")
+    assert not results[0].is_error
+    assert receiver.requests == []
