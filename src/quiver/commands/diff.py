@@ -129,10 +129,13 @@ def run(
 
     config = load_config(root)
     base_spec = base if base is not None else default_base(root)
-    old = load_side(root, base_spec, server=server, lock_rel=config.lock)
-    new = load_side(root, head, server=server, lock_rel=config.lock)
-    table = rule_table()
-    findings = apply_severity(diff_sides(old, new), {**config.severity, **(severity or {})}, table)
+    from quiver.commands._progress import Progress
+
+    with Progress("diffing contracts"):
+        old = load_side(root, base_spec, server=server, lock_rel=config.lock)
+        new = load_side(root, head, server=server, lock_rel=config.lock)
+        table = rule_table()
+        findings = apply_severity(diff_sides(old, new), {**config.severity, **(severity or {})}, table)
     ignores = read_ignores(root)
     kept = [f for f in findings if f.fingerprint not in ignores]
     changed = None
