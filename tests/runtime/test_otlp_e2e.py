@@ -22,6 +22,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 pytestmark = pytest.mark.anyio
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT_ID = "00f067aa0ba902b7"
 
 
 class Receiver:
@@ -90,6 +92,8 @@ async def _session_calls(manifest: Path, cwd: Path, env: dict[str, str], errlog:
             results.append(await session.call_tool("calc__add", {"a": 4, "b": 5}))
             results.append(await session.call_tool("calc__add", {"a": "two"}))  # invalid arguments
             results.append(await session.call_tool("calc__nope", {}))  # not a tool of the agent
+            traceparent = {"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01"}  # the caller's trace
+            results.append(await session.call_tool("calc__add", {"a": 1, "b": 1}, meta=traceparent))
     return results
 
 
@@ -104,7 +108,7 @@ async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_uni
     )
     with anyio.fail_after(60):
         results = await _session_calls(serve_manifest, repo_root, env, tmp_path / "gateway.stderr")
-        assert [r.is_error for r in results] == [False, False, True, True]
+        assert [r.is_error for r in results] == [False, False, True, True, False]
         while not receiver.spans():  # the gateway flushes its batch on exit; the POST may trail the exit
             await anyio.sleep(0.05)
     spans = receiver.spans()
@@ -117,8 +121,9 @@ async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_uni
     assert not [s.name for _, s in spans if s.name.startswith("tools/call")]
     assert [s.name for s in tool_spans].count("execute_tool calc__add") == 0  # named by the upstream tool
     executed = [s for s in tool_spans if "error.type" not in _attributes(s.attributes)]
-    assert [s.name for s in executed] == ["execute_tool add", "execute_tool add"]
-    first, second = (_attributes(s.attributes) for s in executed)
+    assert [s.name for s in executed] == ["execute_tool add"] * 3
+    first, second, joined = (_attributes(s.attributes) for s in executed)
+    assert len({a["gen_ai.tool.call.id"] for a in (first, second, joined)}) == 3
     assert first["gen_ai.tool.call.id"] == first["quiver.action_id"]
     assert first["gen_ai.tool.call.id"] != second["gen_ai.tool.call.id"]
     assert first["gen_ai.tool.description"]
@@ -128,7 +133,10 @@ async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_uni
     rejected = {s.name: _attributes(s.attributes) for s in tool_spans if "error.type" in _attributes(s.attributes)}
     assert rejected["execute_tool add"]["error.type"] == "invalid_arguments"
     assert rejected["execute_tool calc__nope"]["error.type"] == "refused"
-    assert len(tool_spans) == 4  # one span per call, executed or not
+    assert len(tool_spans) == 5  # one span per call, executed or not
+    # the call that carried a traceparent joins the caller's trace, as a child of the caller's span
+    assert (executed[2].trace_id.hex(), executed[2].parent_span_id.hex()) == (TRACE_ID, PARENT_ID)
+    assert executed[0].trace_id.hex() != TRACE_ID
 
 
 async def test_otel_traces_exporter_none_exports_nothing(
