@@ -94,6 +94,9 @@ async def _session_calls(manifest: Path, cwd: Path, env: dict[str, str], errlog:
             results.append(await session.call_tool("calc__nope", {}))  # not a tool of the agent
             traceparent = {"traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01"}  # the caller's trace
             results.append(await session.call_tool("calc__add", {"a": 1, "b": 1}, meta=traceparent))
+            results.append(await session.call_tool("search_tools", {"query": "multiply two numbers"}))  # a meta-tool
+            via = {"server": "calc", "tool": "add", "arguments": {"a": 7, "b": 8}}
+            results.append(await session.call_tool("call_tool", via))  # the executor's span, not a second one
     return results
 
 
@@ -108,7 +111,7 @@ async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_uni
     )
     with anyio.fail_after(60):
         results = await _session_calls(serve_manifest, repo_root, env, tmp_path / "gateway.stderr")
-        assert [r.is_error for r in results] == [False, False, True, True, False]
+        assert [r.is_error for r in results] == [False, False, True, True, False, False, False]
         while not receiver.spans():  # the gateway flushes its batch on exit; the POST may trail the exit
             await anyio.sleep(0.05)
     spans = receiver.spans()
@@ -121,9 +124,13 @@ async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_uni
     assert not [s.name for _, s in spans if s.name.startswith("tools/call")]
     assert [s.name for s in tool_spans].count("execute_tool calc__add") == 0  # named by the upstream tool
     executed = [s for s in tool_spans if "error.type" not in _attributes(s.attributes)]
-    assert [s.name for s in executed] == ["execute_tool add"] * 3
-    first, second, joined = (_attributes(s.attributes) for s in executed)
-    assert len({a["gen_ai.tool.call.id"] for a in (first, second, joined)}) == 3
+    assert [s.name for s in executed] == ["execute_tool add"] * 3 + ["execute_tool search_tools", "execute_tool add"]
+    meta = _attributes(executed[3].attributes)
+    assert (meta["gen_ai.tool.type"], meta["mcp.method.name"]) == ("function", "tools/call")
+    executed = [s for s in executed if s.name == "execute_tool add"]
+    first, second, joined, via_meta = (_attributes(s.attributes) for s in executed)
+    ids = {a["gen_ai.tool.call.id"] for a in (first, second, joined, via_meta)}
+    assert len(ids) == 4 and all(len(i) > 20 for i in ids)  # action ids, not JSON-RPC ids
     assert first["gen_ai.tool.call.id"] == first["quiver.action_id"]
     assert first["gen_ai.tool.call.id"] != second["gen_ai.tool.call.id"]
     assert first["gen_ai.tool.description"]
@@ -133,7 +140,7 @@ async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_uni
     rejected = {s.name: _attributes(s.attributes) for s in tool_spans if "error.type" in _attributes(s.attributes)}
     assert rejected["execute_tool add"]["error.type"] == "invalid_arguments"
     assert rejected["execute_tool calc__nope"]["error.type"] == "refused"
-    assert len(tool_spans) == 5  # one span per call, executed or not
+    assert len(tool_spans) == 7  # one span per call, executed or not
     # the call that carried a traceparent joins the caller's trace, as a child of the caller's span
     assert (executed[2].trace_id.hex(), executed[2].parent_span_id.hex()) == (TRACE_ID, PARENT_ID)
     assert executed[0].trace_id.hex() != TRACE_ID

@@ -157,7 +157,7 @@ class Gateway:
         )
         # Registered directly: the handler returns the upstream's wire result as a dict, not a model.
         server.add_request_handler("tools/call", types.CallToolRequestParams, self._on_call_tool)
-        telemetry_mcp.install(server.middleware)  # one execute_tool span per call: quiver's
+        telemetry_mcp.install(server.middleware, lambda name: bool(self._meta_tools) and name in META_TOOL_NAMES)
         return server
 
     @asynccontextmanager
