@@ -79,11 +79,13 @@ def receiver() -> Iterator[Receiver]:
     server.thread.join(timeout=5)
 
 
-async def _session_calls(manifest: Path, cwd: Path, env: dict[str, str], errlog: Path) -> list[Any]:
+async def _session_calls(
+    manifest: Path, cwd: Path, env: dict[str, str], errlog: Path, *, ledger: bool = True
+) -> list[Any]:
+    store = ["--ledger", str(errlog.parent / "l.db")] if ledger else ["--no-ledger"]
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "quiver", "serve", str(manifest), "--ledger", str(errlog.parent / "l.db")],
-        env=env, cwd=str(cwd),
-    )  # fmt: skip
+        command=sys.executable, args=["-m", "quiver", "serve", str(manifest), *store], env=env, cwd=str(cwd)
+    )
     results = []
     with errlog.open("a") as log:
         async with stdio_client(params, errlog=log) as streams, ClientSession(*streams) as session:
@@ -155,3 +157,21 @@ async def test_otel_traces_exporter_none_exports_nothing(
         results = await _session_calls(serve_manifest, repo_root, env, tmp_path / "gateway.stderr")
     assert not results[0].is_error
     assert receiver.requests == []
+
+
+async def test_without_a_ledger_each_call_is_still_one_span_with_a_unique_call_id(
+    serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], receiver: Receiver,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    env = upstream_env(OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url)
+    with anyio.fail_after(60):
+        await _session_calls(serve_manifest, repo_root, env, tmp_path / "gateway.stderr", ledger=False)
+        while not receiver.spans():
+            await anyio.sleep(0.05)
+    spans = [s for _, s in receiver.spans()]
+    assert not [s.name for s in spans if s.name.startswith("tools/call")]
+    added = [_attributes(s.attributes) for s in spans if s.name == "execute_tool add"]
+    executed = [a for a in added if "error.type" not in a]
+    assert len(executed) == 4  # two direct calls, the traceparent call, and call_tool
+    assert len({a["gen_ai.tool.call.id"] for a in executed}) == 4
+    assert all(a["quiver.state"] == "succeeded" for a in executed)

@@ -78,6 +78,12 @@ class DirectExecutor:
     """Dispatch once, no ledger: for tests and `quiver serve --no-ledger`."""
 
     async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
+        from quiver.runtime.telemetry import direct_span
+
+        with direct_span(request) as finish:
+            return finish(await self._execute(request, dispatch))
+
+    async def _execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
         timeout_s = float(request.policy.get("timeout_ms", 30_000)) / 1000
         try:
             result = await dispatch(request, {}, timeout_s)

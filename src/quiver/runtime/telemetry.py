@@ -26,10 +26,11 @@ spans and the helpers below skip building attributes, so tracing costs next to n
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
 from opentelemetry import trace
@@ -37,6 +38,9 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from quiver import __version__
 from quiver.errors import ConfigError
+
+if TYPE_CHECKING:
+    from quiver.runtime.protocol import CallOutcome, CallRequest
 
 TRACER_NAME = "quiver"
 SPAN_EVENT_ATTEMPT = "quiver.attempt"
@@ -211,3 +215,27 @@ def rejected_tool_span(tool: _Tool, error_type: str, message: str) -> None:
     rejected_call_span(
         server=tool.server, tool=tool.name, error_type=error_type, message=message, description=tool.description
     )
+
+
+@contextmanager
+def direct_span(request: CallRequest) -> Iterator[Callable[[CallOutcome], CallOutcome]]:
+    """The span of a call run without a ledger (`serve --no-ledger`): no action id, so
+    `gen_ai.tool.call.id` is a fresh UUID. Yields `finish(outcome) -> outcome`."""
+    side_effect = request.policy.get("side_effect")
+    with action_span(
+        get_tracer(),
+        server=request.server,
+        tool=request.tool,
+        call_id=request.call_id,
+        side_effect=side_effect if isinstance(side_effect, str) else None,
+        description=request.description,
+    ) as span:
+        if span.recording:
+            span.span.set_attribute("gen_ai.tool.call.id", uuid.uuid4().hex)
+
+        def finish(outcome: CallOutcome) -> CallOutcome:
+            error = "tool_error" if outcome.result.get("isError") else None
+            span.finish(state=outcome.state, attempts=outcome.attempts, error_type=error)
+            return outcome
+
+        yield finish
