@@ -144,7 +144,7 @@ class LedgerExecutor:
         side_effect = request.policy.get("side_effect")
         with action_span(
             self._tracer, server=request.server, tool=request.tool, call_id=request.call_id,
-            side_effect=side_effect if isinstance(side_effect, str) else None,
+            side_effect=side_effect if isinstance(side_effect, str) else None, description=request.description,
         ) as span:  # fmt: skip
             done = await self._execute(request, dispatch, span)
             outcome = done.outcome
