@@ -33,16 +33,12 @@ next step:
    `failed_final`.
 5. the outcome is recorded, the span ended, and the client gets the result plus the action id.
 
-Reconcile (optional policy `reconcile`, `quiver.runtime.reconcile`) asks a read tool on the same server
-whether an `unknown_outcome` action took effect.
-
-Recovery: `recover(reconcile_dispatch)` moves the orphans of dead executors (see
-`quiver.runtime.ledger.recovery_state`: a write left `dispatching` becomes `unknown_outcome`) and
-then reconciles every `unknown_outcome` action whose policy has a reconcile tool. An executor is dead
-when its recorded process (`owner` = host/pid/token) no longer exists on this host; owners on other
-hosts count as alive unless `is_orphan` says otherwise.
-
-Its parts: `_exec_policy` checks the policy, `_exec_outcome` builds results, `_exec_owner` names owners.
+Reconcile (policy `reconcile`, `quiver.runtime.reconcile`) asks a read tool on the same server whether
+an `unknown_outcome` action took effect. Recovery: `recover(reconcile_dispatch)` moves the orphans of
+dead executors (`quiver.runtime.ledger.recovery_state`: a write left `dispatching` becomes
+`unknown_outcome`), then reconciles. An executor is dead when its recorded process (`owner` =
+host/pid/token) no longer exists on this host; owners on other hosts count as alive unless `is_orphan`
+says otherwise. Parts: `_exec_policy` (policy, one attempt), `_exec_outcome` (results, keys), `_exec_owner`.
 """
 
 from __future__ import annotations
@@ -56,9 +52,17 @@ from dataclasses import dataclass, replace
 import anyio
 from opentelemetry.trace import Tracer
 
-from quiver.runtime._exec_outcome import ACTION_META_KEY, _Done, _done, _error_type, _refusal, _text
+from quiver.runtime._exec_outcome import ACTION_META_KEY, _Done, _done, _error_type, _refusal, _text, call_key
 from quiver.runtime._exec_owner import default_owner, owner_is_gone
-from quiver.runtime._exec_policy import APPROVALS, DEFAULT_TIMEOUT_MS, SIDE_EFFECTS, ExecPolicy
+from quiver.runtime._exec_policy import (
+    APPROVALS,
+    DEFAULT_TIMEOUT_MS,
+    DISPATCH_GRACE_S,
+    SIDE_EFFECTS,
+    ExecPolicy,
+    attempt_once,
+    wait_budget_s,
+)
 from quiver.runtime.approval import Approver
 from quiver.runtime.ledger import (
     JSON,
@@ -76,7 +80,7 @@ from quiver.runtime.ledger import (
     recovery_state,
     sha256_text,
 )
-from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, UpstreamError, UpstreamTimeout
+from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, UpstreamError
 from quiver.runtime.reconcile import (
     ReconcileSpec,
     Verdict,
@@ -101,7 +105,6 @@ logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_META_KEY = "io.quiver/idempotency-key"
 MAX_KEY_CHARS = 255
-DISPATCH_GRACE_S = 1.0  # beyond the dispatch's own timeout, before the executor stops waiting itself
 POLL_INITIAL_S = 0.005
 POLL_MAX_S = 0.25
 
@@ -178,22 +181,9 @@ class LedgerExecutor:
 
     async def _execute(self, request: CallRequest, dispatch: Dispatch, span: ActionSpan) -> _Done:
         key_argument = request.policy.get("idempotency_key_argument")
-        supplied = [
-            request.idempotency_key,
-            request.meta.get(IDEMPOTENCY_META_KEY),
-            request.arguments.get(key_argument) if isinstance(key_argument, str) else None,
-        ]
-        keys = [value for value in supplied if value is not None]
-        if any(value != keys[0] for value in keys):
-            return _refusal(
-                "the call carries different idempotency keys (idempotency_key, _meta, key argument); send one key",
-                "invalid_idempotency_key",
-            )
-        key: JSON = keys[0] if keys else None
-        if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS):
-            return _refusal(
-                f"an idempotency key is a string of 1 to {MAX_KEY_CHARS} characters", "invalid_idempotency_key"
-            )
+        key, problem = call_key(request, key_argument, IDEMPOTENCY_META_KEY, MAX_KEY_CHARS)
+        if problem is not None:
+            return _refusal(problem, "invalid_idempotency_key")
         try:
             # the key argument is the key, not part of the call: it is set from the action's key on dispatch
             arguments = canonical_json({k: v for k, v in request.arguments.items() if k != key_argument})
@@ -237,7 +227,7 @@ class LedgerExecutor:
             policy: ExecPolicy | None = ExecPolicy.from_mapping(action.policy_value())
         except ValueError:
             policy = None
-        deadline = self._clock() + self._wait_budget(policy)
+        deadline = self._clock() + (self._wait_s if self._wait_s is not None else wait_budget_s(policy))
         poll = POLL_INITIAL_S
         while True:
             if action.state in TERMINAL or action.state == "unknown_outcome":
@@ -309,7 +299,7 @@ class LedgerExecutor:
             except StateConflict as conflict:
                 return await self._rejoin(conflict.action, conflict.action, request, dispatch, span)
             try:
-                result: Mapping[str, JSON] | None = await self._attempt(dispatch, call, meta, policy.timeout_s)
+                result: Mapping[str, JSON] | None = await attempt_once(dispatch, call, meta, policy.timeout_s)
                 error: Exception | None = None
             except Exception as exc:  # the attempt's outcome, whatever dispatch raised; recorded below
                 result, error = None, exc
@@ -380,19 +370,6 @@ class LedgerExecutor:
                 action = await reconcile_action(self, action, policy, dispatch, settle_negative=False)
             return _done(action)
 
-    async def _attempt(
-        self, dispatch: Dispatch, call: CallRequest, meta: Mapping[str, JSON], timeout_s: float
-    ) -> Mapping[str, JSON]:
-        result: Mapping[str, JSON] | None = None
-        with anyio.move_on_after(timeout_s + DISPATCH_GRACE_S):
-            result = await dispatch(call, meta, timeout_s)
-        if result is None:
-            raise UpstreamTimeout(f"no answer within {timeout_s:g}s")
-        if not isinstance(result, Mapping):
-            raise TypeError(f"dispatch returned {type(result).__name__}, not a CallToolResult mapping")
-        canonical_json(dict(result))  # raises here, inside the attempt, when the result is not JSON
-        return result
-
     async def _abandon(self, action: Action, attempt: Attempt | None = None) -> None:
         """Cancelled mid-run: record where the action was left (a write in flight is unknown_outcome)."""
         with anyio.CancelScope(shield=True):
@@ -420,11 +397,3 @@ class LedgerExecutor:
         return await self.store.transition(
             action.id, from_states, to_state, at=self._clock(), detail=detail, attempt=attempt, **fields
         )
-
-    def _wait_budget(self, policy: ExecPolicy | None) -> float:
-        if self._wait_s is not None:
-            return self._wait_s
-        if policy is None:
-            return DEFAULT_TIMEOUT_MS / 1000
-        attempts = policy.retry.maximum_attempts or 10
-        return (policy.timeout_s + DISPATCH_GRACE_S) * attempts + policy.retry.cap * (attempts - 1) + 1.0

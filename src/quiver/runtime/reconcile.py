@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from quiver.runtime._exec_outcome import _text
-from quiver.runtime.ledger import JSON, Action, StateConflict, canonical_json, clip
+from quiver.runtime.ledger import JSON, Action, ActionFilter, StateConflict, canonical_json, clip
 from quiver.runtime.protocol import CallRequest, Dispatch
 from quiver.runtime.transient import result_text
 
@@ -143,6 +143,8 @@ async def reconcile_action(
     path, no answer or an unclear one leaves it `unknown_outcome`; if another executor settled it
     meanwhile, that action is returned.
     """
+    from quiver.runtime._exec_policy import attempt_once  # it imports this module
+
     spec = policy.reconcile
     assert spec is not None
     arguments = reconcile_arguments(spec, action)
@@ -161,7 +163,7 @@ async def reconcile_action(
         session_id=action.session_id, requester="quiver-reconcile",
     )  # fmt: skip
     try:
-        result = await executor._attempt(dispatch, probe, {}, policy.timeout_s)
+        result = await attempt_once(dispatch, probe, {}, policy.timeout_s)
     except Exception as exc:  # the reconcile tool could not answer: the action stays unknown_outcome
         logger.info("reconcile of action %s via %s failed: %r", action.id, spec.tool, exc)
         return action
@@ -197,7 +199,6 @@ async def reconcile_pending(
     backoff: an action whose probe settled nothing is asked again after RECONCILE_INITIAL_S, then
     twice as long each time, up to RECONCILE_MAX_S."""
     from quiver.runtime._exec_policy import ExecPolicy
-    from quiver.runtime.ledger import ActionFilter
 
     settled_now: list[Action] = []
     for action in await executor.store.list(ActionFilter(states=("unknown_outcome",))):
