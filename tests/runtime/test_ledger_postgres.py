@@ -50,6 +50,7 @@ from quiver.runtime.ledger_postgres import (
     migrate_schema,
     redact,
 )
+from quiver.runtime.ledger_sqlite import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 from quiver.runtime.ledger_sqlite import SqliteLedger
 
 # The reused suites call recover with a fake clock an hour or more past the actions' creation and decide
@@ -421,7 +422,8 @@ def test_a_store_refuses_an_unmigrated_database_and_one_from_a_newer_quiver(pg_u
 def test_migrate_reports_what_it_did_for_either_kind(pg_url: str, tmp_path: Path) -> None:
     assert migrate(pg_url) == f"created the ledger schema in {pg_url} (schema version {SCHEMA_VERSION})"
     assert migrate(pg_url) == f"ledger {pg_url} is up to date (schema version {SCHEMA_VERSION})"
-    assert migrate("ledger.db", root=tmp_path) == f"created ledger {tmp_path / 'ledger.db'} (schema version 1)"
+    created = f"created ledger {tmp_path / 'ledger.db'} (schema version {SQLITE_SCHEMA_VERSION})"
+    assert migrate("ledger.db", root=tmp_path) == created
     assert migrate(f"sqlite:///{tmp_path}/ledger.db").startswith(f"ledger {tmp_path / 'ledger.db'} is up to date")
 
 

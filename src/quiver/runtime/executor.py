@@ -199,18 +199,26 @@ class LedgerExecutor:
             arguments=arguments, args_sha256=sha256_text(arguments), side_effect=side_effect, policy=policy_json,
             state="proposed", created_at=now, updated_at=now, owner=self.owner,
         )  # fmt: skip
-        action, created = await self.store.create_action(draft)
+        # one write claims the key, validates and (without approval) claims the first send, attempt on record
+        problem = None
+        try:
+            checked = ExecPolicy.from_mapping(request.policy)
+            policy: ExecPolicy | None = checked
+            then: tuple[State, ...] = ("validated",) if checked.needs_approval else ("validated", "dispatching")
+        except ValueError as exc:
+            policy, then, problem = None, (), str(exc)
+        first = Attempt(action_id, 1, now, now, "in_flight") if "dispatching" in then else None
+        action, created = await self.store.create_action(
+            replace(draft, attempts=1) if first else draft, then=then, attempt=first
+        )
         span.bind(action_id=action.id, idempotency_key=action.idempotency_key, side_effect=action.side_effect)
         if not created:
             return await self._rejoin(action, draft, request, dispatch, span)
-        try:
-            policy = ExecPolicy.from_mapping(request.policy)
-        except ValueError as exc:
-            action = await self._move(
-                action, ("proposed",), "failed_final", error_type="invalid_policy", error=str(exc)
-            )
+        if policy is None:
+            action = await self._move(action, ("proposed",), "failed_final", error_type="invalid_policy", error=problem)
             return _done(action)
-        action = await self._move(action, ("proposed",), "validated")
+        if action.state == "dispatching":
+            return await self._run(action, policy, request, dispatch, span, claimed=True)
         return await self._approve_then_run(action, policy, request, dispatch, span)
 
     async def _rejoin(
@@ -277,9 +285,17 @@ class LedgerExecutor:
         return await self._run(action, policy, request, dispatch, span)
 
     async def _run(
-        self, action: Action, policy: ExecPolicy, request: CallRequest, dispatch: Dispatch, span: ActionSpan
+        self,
+        action: Action,
+        policy: ExecPolicy,
+        request: CallRequest,
+        dispatch: Dispatch,
+        span: ActionSpan,
+        *,
+        claimed: bool = False,
     ) -> _Done:
-        """Dispatch with retries; `validated -> dispatching` is the claim that makes this executor the sender."""
+        """Dispatch with retries; `validated -> dispatching` is the claim that makes this executor the sender
+        (`claimed`: the creating write already made it, with the first attempt on record)."""
         arguments = dict(request.arguments)
         if policy.key_argument is not None:
             arguments[policy.key_argument] = action.idempotency_key
@@ -289,13 +305,14 @@ class LedgerExecutor:
         ambiguous = False
         from_states: Sequence[State] = ("validated",)
         while True:
-            number = action.attempts + 1
-            started = self._clock()
+            number, started = action.attempts + (not claimed), action.updated_at if claimed else self._clock()
             in_flight = Attempt(action.id, number, started, started, "in_flight")  # on record before the send
             try:
-                action = await self._move(
-                    action, from_states, "dispatching", attempt=in_flight, attempts=number, owner=self.owner
-                )
+                if not claimed:
+                    action = await self._move(
+                        action, from_states, "dispatching", attempt=in_flight, attempts=number, owner=self.owner
+                    )
+                claimed = False
             except StateConflict as conflict:
                 return await self._rejoin(conflict.action, conflict.action, request, dispatch, span)
             try:

@@ -45,6 +45,7 @@ logger = logging.getLogger("quiver.runtime.executor")
 Verdict = Literal["succeeded", "failed_final"]
 RECONCILE_INITIAL_S = 1.0  # the wait before a sweep asks about an unsettled action again
 RECONCILE_MAX_S = 300.0
+PROBE_MIN_TIMEOUT_S = 10.0  # a probe waits at least this long (its server may be starting): a read, safe to wait for
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,14 +157,16 @@ async def reconcile_action(
             action.id, spec.tool,
         )  # fmt: skip
         return action
+    # the write's timeout, but never less than PROBE_MIN_TIMEOUT_S: the probe often (re)starts the server
+    timeout_s = max(policy.timeout_s, PROBE_MIN_TIMEOUT_S)
     probe = CallRequest(
         server=action.server, tool=spec.tool, arguments=arguments, tool_sha256=spec.tool_sha256,
         policy={"side_effect": "read_only", "idempotent": True, "approval": "never",
-                "timeout_ms": int(policy.timeout_s * 1000)},
+                "timeout_ms": int(timeout_s * 1000)},
         session_id=action.session_id, requester="quiver-reconcile",
     )  # fmt: skip
     try:
-        result = await attempt_once(dispatch, probe, {}, policy.timeout_s)
+        result = await attempt_once(dispatch, probe, {}, timeout_s)
     except Exception as exc:  # the reconcile tool could not answer: the action stays unknown_outcome
         logger.info("reconcile of action %s via %s failed: %r", action.id, spec.tool, exc)
         return action
