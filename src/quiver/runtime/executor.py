@@ -4,14 +4,16 @@
 next step:
 
 1. claim the idempotency key: the record is created `proposed` (a unique key column makes the claim
-   atomic across processes). The key is the caller's: `CallRequest.idempotency_key`, else
-   `_meta["io.quiver/idempotency-key"]`, else the argument the policy names `idempotency_key_argument`
-   (1-255 characters; two different keys on one call are refused; the key argument is not part of the
-   recorded arguments). Without one it is the new action's id, so separate key-less calls are always
-   separate actions. If the key exists: another tool or other arguments (canonical-JSON sha256) -> an
-   error result, nothing dispatched; the same call -> the stored outcome (`succeeded`, `failed_final`,
-   `unknown_outcome`), or a bounded wait (polling the ledger) while another executor runs it, or the
-   approval step when it awaits approval, or a dispatch when an operator approved it.
+   atomic across processes); without approval to ask, the same write moves it through `validated` to
+   `dispatching` with the first attempt on record (one transaction; then one for the outcome). The key
+   is the caller's: `CallRequest.idempotency_key`, else `_meta["io.quiver/idempotency-key"]`, else the
+   argument the policy names `idempotency_key_argument` (1-255 characters; two different keys on one
+   call are refused; the key argument is not part of the recorded arguments). Without one it is the
+   new action's id, so separate key-less calls are always separate actions. If the key exists: another
+   tool or other arguments (canonical-JSON sha256) -> an error result, nothing dispatched; the same call
+   -> the stored outcome (`succeeded`, `failed_final`, `unknown_outcome`), or a bounded wait (polling the
+   ledger) while another executor runs it, or the approval step when it awaits approval, or a dispatch
+   when an operator approved it.
 2. validate the policy (side_effect, approval, timeout_ms, retry, reconcile) -> `validated`;
    a malformed policy is `failed_final`.
 3. approval when `approval = "always"`, or `"irreversible"` for an `irreversible_write`:
@@ -19,18 +21,16 @@ next step:
    caller gets the action id and the state, and the action waits (see `quiver.runtime.approval`).
 4. dispatch: `validated -> dispatching` (this guarded move is what makes one executor the sender),
    with the key in `_meta["io.quiver/idempotency-key"]` and, when the policy names an
-   `idempotency_key_argument`, in that argument; bounded by `timeout_ms`. Each attempt is recorded.
-   The attempt is recorded `in_flight` in the move to `dispatching`, before anything is sent, so a
-   gateway killed mid-call leaves it. A result with isError true is `failed_final` (the tool ran and
-   said no; never retried), unless its text matches a `transient_errors` pattern
-   (`quiver.runtime.transient`): then it is a `TransientToolError`, handled like any transient error
-   and the matched pattern goes into the event's detail and the attempt's error. An error
-   is retried per `quiver.runtime.retry` (`failed_retryable`, then back to `dispatching` after a
-   full-jitter wait); the upstream counts as honouring the key when the policy names an
-   `idempotency_key_argument` or sets `honours_idempotency_key = true` (it dedupes on the `_meta` key).
-   When no retry is left: a write any of whose attempts may have taken effect
-   (a timeout, a dropped connection) is `unknown_outcome` and is never re-sent; anything else is
-   `failed_final`.
+   `idempotency_key_argument`, in that argument; bounded by `timeout_ms`. Each attempt is recorded
+   `in_flight` in the move to `dispatching`, before anything is sent (a gateway killed mid-call leaves
+   it), and rewritten with its ending. A result with isError true is `failed_final` (the tool said no),
+   unless its text matches a `transient_errors` pattern (`quiver.runtime.transient`): then it is a
+   `TransientToolError` like any transient error, the pattern named in the event and the attempt. An
+   error is retried per `quiver.runtime.retry` (`failed_retryable`, then `dispatching` again after a
+   full-jitter wait); the upstream honours the key when the policy names an `idempotency_key_argument`
+   or sets `honours_idempotency_key = true` (it dedupes on the `_meta` key). When no retry is left: a
+   write any attempt of which may have taken effect (a timeout, a dropped connection, a transient tool
+   error) is `unknown_outcome` and is never re-sent; anything else is `failed_final`.
 5. the outcome is recorded, the span ended, and the client gets the result plus the action id.
 
 Reconcile (policy `reconcile`, `quiver.runtime.reconcile`) asks a read tool on the same server whether
@@ -81,32 +81,22 @@ from quiver.runtime.ledger import (
     sha256_text,
 )
 from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, UpstreamError
-from quiver.runtime.reconcile import (
-    ReconcileSpec,
-    Verdict,
-    reconcile_action,
-    reconcile_arguments,
-    reconcile_pending,
-    reconcile_verdict,
-    resolve_path,
-)
+from quiver.runtime.reconcile import reconcile_action, reconcile_pending
 from quiver.runtime.retry import Uniform, backoff_delays, is_ambiguous, should_retry
 from quiver.runtime.telemetry import ActionSpan, action_span, get_tracer
 from quiver.runtime.transient import transient_error
 
-__all__ = [  # with the names moved to `_exec_*` and `reconcile`, so they import from here as before
+__all__ = [  # with names moved to `_exec_*`, so they import from here as before
     "ACTION_META_KEY", "APPROVALS", "DEFAULT_TIMEOUT_MS", "DISPATCH_GRACE_S", "IDEMPOTENCY_META_KEY", "MAX_KEY_CHARS",
-    "POLL_INITIAL_S", "POLL_MAX_S", "SIDE_EFFECTS", "Clock", "ExecPolicy", "LedgerExecutor", "ReconcileSpec",
-    "RecoveryReport", "Sleep", "Verdict", "default_owner", "owner_is_gone", "reconcile_arguments", "reconcile_verdict",
-    "resolve_path",
+    "POLL_INITIAL_S", "POLL_MAX_S", "SIDE_EFFECTS", "Clock", "ExecPolicy", "LedgerExecutor", "RecoveryReport", "Sleep",
+    "default_owner", "owner_is_gone",
 ]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_META_KEY = "io.quiver/idempotency-key"
 MAX_KEY_CHARS = 255
-POLL_INITIAL_S = 0.005
-POLL_MAX_S = 0.25
+POLL_INITIAL_S, POLL_MAX_S = 0.005, 0.25  # a re-call polls the ledger for the running action's outcome
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -218,7 +208,7 @@ class LedgerExecutor:
             action = await self._move(action, ("proposed",), "failed_final", error_type="invalid_policy", error=problem)
             return _done(action)
         if action.state == "dispatching":
-            return await self._run(action, policy, request, dispatch, span, claimed=True)
+            return await self._run(action, policy, request, dispatch, span)
         return await self._approve_then_run(action, policy, request, dispatch, span)
 
     async def _rejoin(
@@ -285,17 +275,11 @@ class LedgerExecutor:
         return await self._run(action, policy, request, dispatch, span)
 
     async def _run(
-        self,
-        action: Action,
-        policy: ExecPolicy,
-        request: CallRequest,
-        dispatch: Dispatch,
-        span: ActionSpan,
-        *,
-        claimed: bool = False,
+        self, action: Action, policy: ExecPolicy, request: CallRequest, dispatch: Dispatch, span: ActionSpan
     ) -> _Done:
         """Dispatch with retries; `validated -> dispatching` is the claim that makes this executor the sender
-        (`claimed`: the creating write already made it, with the first attempt on record)."""
+        (an action already `dispatching` was claimed by its creating write, first attempt on record)."""
+        claimed = action.state == "dispatching"
         arguments = dict(request.arguments)
         if policy.key_argument is not None:
             arguments[policy.key_argument] = action.idempotency_key

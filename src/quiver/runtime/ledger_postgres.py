@@ -237,7 +237,7 @@ def lease_seconds(action: Action, margin_s: float) -> tuple[float, float]:
     """(dispatch, backoff): how long a live executor may hold `action` in `dispatching` (its timeout plus
     the executor's grace; also used for `proposed` and `validated`, which it leaves at once) and in
     `failed_retryable` (the longest backoff wait), each plus the margin."""
-    from quiver.runtime.executor import DISPATCH_GRACE_S, ExecPolicy
+    from quiver.runtime._exec_policy import DISPATCH_GRACE_S, ExecPolicy
 
     try:
         policy = ExecPolicy.from_mapping(action.policy_value())
