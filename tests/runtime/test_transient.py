@@ -199,3 +199,32 @@ def test_compile_refuses_a_reconcile_tool_the_locked_catalog_does_not_have(tmp_p
     assert len(lines) == 1 and "reconcile tool `find_note`" in lines[0] and "locked catalog of `notes`" in lines[0]
     assert "quiver.toml" in lines[0] and "Traceback" not in done.stderr
     assert not (tmp_path / "project" / "build").exists()  # nothing half-written
+
+
+@pytest.mark.anyio
+async def test_sweeps_ask_an_unsettled_action_again_only_after_a_growing_wait(
+    store: SqliteLedger, clock: FakeClock
+) -> None:
+    gateway = executor(store, clock)
+    lost = Upstream(UpstreamTimeout("lost"))
+    outcome = await gateway.execute(call(policy={**WRITE, "reconcile": RECONCILE}, amount=1), lost)
+    assert outcome.state == "unknown_outcome"
+    probes: list[float] = []
+
+    async def unsure(request: CallRequest, meta: Any, timeout_s: float) -> Any:
+        probes.append(clock.now)
+        return tool_error("not sure yet")
+
+    start = clock.now
+    for _ in range(8):  # a sweep every 0.5 s for 4 s
+        report = await gateway.recover(unsure, settle_negative=False)
+        assert report.reconciled == ()
+        clock.now += 0.5
+    assert [round(at - start, 1) for at in probes] == [0.0, 1.0, 3.0]  # waits of 1 s, then 2 s (then 4 s)
+
+    async def yes(request: CallRequest, meta: Any, timeout_s: float) -> Any:
+        return ok() | {"structuredContent": {"applied": True}}
+
+    clock.now += 10
+    report = await gateway.recover(yes, settle_negative=False)
+    assert [a.state for a in report.reconciled] == ["succeeded"]
