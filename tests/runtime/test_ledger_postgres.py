@@ -1,8 +1,8 @@
 """The PostgreSQL ledger against a real server the suite starts itself (see `_pg_server`).
 
-* The store-level suite of test_ledger.py and the executor suite of test_executor.py run again here,
-  unchanged, with their `store` fixture bound to a PostgresLedger: every test there that needs only
-  `store` (and `clock`) is collected into this module under a `test_pg__` name.
+* The store-level suite of test_ledger.py and the executor suites of test_executor.py and
+  test_transient.py run again here, unchanged, with their `store` fixture bound to a PostgresLedger:
+  every test there that needs only `store` (and `clock`) is collected here under a `test_pg__` name.
 * Behaviour both stores must share, parametrized over SQLite and PostgreSQL: the key claim raced by
   eight connections, transitions raced by eight connections, concurrent recovery sweeps, a dead
   executor's action recovered and reconciled.
@@ -24,6 +24,7 @@ import psycopg
 import pytest
 import test_executor
 import test_ledger
+import test_transient
 from _pg_server import PgServer, fresh_database, session_server
 from test_executor import RECONCILE, WRITE, FakeClock, Upstream, call, ok
 from test_ledger import T0, make_action
@@ -132,7 +133,7 @@ def _reused(module: Any) -> dict[str, Callable[..., Any]]:
     return found
 
 
-REUSED = {**_reused(test_ledger), **_reused(test_executor)}
+REUSED = {**_reused(test_ledger), **_reused(test_executor), **_reused(test_transient)}
 globals().update(REUSED)
 
 
