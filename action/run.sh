@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The GitHub Action's work: lint and contract diff against the PR base; annotations on changed lines
-# only; markdown reports appended to $GITHUB_STEP_SUMMARY; uploads nothing. Exit 1 on findings at or
-# above $QUIVER_FAIL_ON, 2 on an input error.
+# The GitHub Action's work: lint and contract diff against the PR base. Annotations on changed lines only
+# (with a note when GitHub's cap of 10 per kind drops some); markdown reports appended to
+# $GITHUB_STEP_SUMMARY; SARIF reports written for upload; outputs findings, report, sarif. The exit code
+# counts findings on changed lines only unless QUIVER_FAIL_ON_UNCHANGED=true: 1 on findings at or above
+# $QUIVER_FAIL_ON, 2 on an input error.
 set -uo pipefail
 
 project="${QUIVER_PROJECT:-.}"
@@ -12,8 +14,14 @@ if [ -z "$base" ] && [ -n "${GITHUB_BASE_REF:-}" ]; then
   base="origin/$GITHUB_BASE_REF"
 fi
 summary="${GITHUB_STEP_SUMMARY:-/dev/null}"
-report=$(mktemp)
-trap 'rm -f "$report"' EXIT
+outputs="${GITHUB_OUTPUT:-/dev/null}"
+out_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/quiver"
+mkdir -p "$out_dir/sarif"
+report="$out_dir/report.md"
+: > "$report"
+part=$(mktemp)
+annotations=$(mktemp)
+trap 'rm -f "$part" "$annotations"' EXIT
 status=0
 
 record() {  # keep the worst exit code: 2 (input error) beats 1 (findings) beats 0
@@ -21,19 +29,49 @@ record() {  # keep the worst exit code: 2 (input error) beats 1 (findings) beats
   if [ "$code" -gt "$status" ]; then status=$code; fi
 }
 
+annotate() {  # run one quiver command in github format; echo it and keep the exit code
+  "$@" >"$annotations"
+  local code=$?
+  cat "$annotations"
+  grep '^quiver: ' "$annotations" | sed 's/^quiver: /> **Note:** /' >> "$report"
+  if [ "$code" -eq 2 ] || [ "${QUIVER_FAIL_ON_UNCHANGED:-false}" != "true" ]; then record "$code"; fi
+}
+
+whole() {  # the exit code of a whole-project run (fail-on-unchanged)
+  if [ "${QUIVER_FAIL_ON_UNCHANGED:-false}" = "true" ]; then "$@" >/dev/null; record $?; fi
+}
+
 base_args=()
 [ -n "$base" ] && base_args=(--base "$base")
 
-quiver lint --project "$project" --format github --changed-only "${base_args[@]}" --fail-on "$fail_on"
-record $?
-quiver lint --project "$project" --format markdown --fail-on never --output "$report" && cat "$report" >> "$summary"
+annotate quiver lint --project "$project" --format github --changed-only "${base_args[@]}" --fail-on "$fail_on"
+whole quiver lint --project "$project" --format json --fail-on "$fail_on"
+quiver lint --project "$project" --format markdown --fail-on never --output "$part" && cat "$part" >> "$report"
+quiver lint --project "$project" --format sarif --fail-on never --output "$out_dir/sarif/lint.sarif"
 
 if [ -f "$project/quiver.lock.json" ]; then
   diff_base=()
   [ -n "$base" ] && diff_base=("$base")
-  quiver diff "${diff_base[@]}" --project "$project" --format github --changed-only --fail-on "$fail_on"
-  record $?
-  quiver diff "${diff_base[@]}" --project "$project" --format markdown --fail-on never --output "$report" \
-    && cat "$report" >> "$summary"
+  annotate quiver diff "${diff_base[@]}" --project "$project" --format github --changed-only --fail-on "$fail_on"
+  whole quiver diff "${diff_base[@]}" --project "$project" --format json --fail-on "$fail_on"
+  quiver diff "${diff_base[@]}" --project "$project" --format markdown --fail-on never --output "$part" \
+    && cat "$part" >> "$report"
+  quiver diff "${diff_base[@]}" --project "$project" --format sarif --fail-on never \
+    --output "$out_dir/sarif/diff.sarif"
 fi
+
+findings=$(python3 - "$out_dir/sarif" <<'PY'
+import json, pathlib, sys
+total = 0
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.sarif")):
+    total += sum(len(run.get("results", [])) for run in json.loads(path.read_text(encoding="utf-8"))["runs"])
+print(total)
+PY
+)
+cat "$report" >> "$summary"
+{
+  echo "findings=${findings:-0}"
+  echo "report=$report"
+  echo "sarif=$out_dir/sarif"
+} >> "$outputs"
 exit "$status"

@@ -146,7 +146,11 @@ def cpu_seconds(pid: int) -> float:
 
 
 def name(pid: int) -> str:
+    from quiver.runtime._guard import GUARD
+
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    if GUARD.encode() in cmdline:
+        return "upstream guard"
     return "quiver serve" if b"-c" in cmdline else Path(cmdline[1].decode()).stem if len(cmdline) > 1 else str(pid)
 
 

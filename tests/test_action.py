@@ -1,18 +1,25 @@
-"""The composite GitHub Action's shell steps, run locally in a temp git repo with GitHub's variables set."""
+"""The composite GitHub Action's shell steps, run locally in a temp git repo with GitHub's variables set.
+
+Steps that use other actions (setup-python, upload-sarif) cannot run here: their wiring is checked instead.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from projects import agent_text, make_project, stdio, tool
+from quiver import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
 
 def git(root: Path, *args: str) -> None:
@@ -20,38 +27,52 @@ def git(root: Path, *args: str) -> None:
 
 
 def run_action(repo: Path, tmp: Path, inputs: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
-    defaults = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
+    defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
     values = {**defaults, **inputs}
-    summary = tmp / "summary.md"
-    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_ACTION_PATH": str(ROOT),
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp / "summary.md"), "GITHUB_ACTION_PATH": str(ROOT),
+           "GITHUB_OUTPUT": str(tmp / "outputs.txt"), "RUNNER_TEMP": str(tmp / "runner"),
            "GITHUB_WORKSPACE": str(repo), "GITHUB_BASE_REF": "", "CI": "true",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    (tmp / "runner").mkdir(exist_ok=True)
     proc = None
-    for step in action["runs"]["steps"]:
+    for step in ACTION["runs"]["steps"]:
+        if "uses" in step:
+            continue
         condition = step.get("if", "")
         if "inputs.install != ''" in condition and not values["install"]:
             continue
         step_env = {k: re.sub(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", lambda m: values[m.group(1)], v)
-                    for k, v in step.get("env", {}).items()}
+                    for k, v in step.get("env", {}).items()}  # fmt: skip
         proc = subprocess.run(["bash", "-c", step["run"]], cwd=repo, env={**env, **step_env},
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
         if proc.returncode:
             break
     assert proc is not None
     return proc
 
 
-def test_action_annotates_changed_lines_writes_the_summary_and_fails_on_a_breaking_change(tmp_path: Path) -> None:
+def outputs(tmp: Path) -> dict[str, str]:
+    lines = (tmp / "outputs.txt").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def repo_with(tmp_path: Path, agents: dict[str, str], catalog: list[Any]) -> Path:
     repo = tmp_path / "repo"
-    make_project(repo, agents={".github/agents/a.agent.md": agent_text("description: Triage issues.\ntools: ['s/*']")},
-                 mcp={"mcpServers": {"s": stdio()}}, catalogs={"s": [tool("get_issue"), tool("close_issue")]})
+    make_project(repo, agents=agents, mcp={"mcpServers": {"s": stdio()}}, catalogs={"s": catalog})
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "dev@example.com")
     git(repo, "config", "user.name", "dev")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     git(repo, "checkout", "-q", "-b", "feature")
+    return repo
+
+
+AGENT = {".github/agents/a.agent.md": agent_text("description: Triage issues.\ntools: ['s/*']")}
+
+
+def test_action_annotates_changed_lines_writes_the_summary_and_fails_on_a_breaking_change(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, AGENT, [tool("get_issue"), tool("close_issue")])
     make_project(repo, catalogs={"s": [tool("get_issue")]})  # close_issue removed: breaks callers
     git(repo, "commit", "-qam", "drop close_issue")
 
@@ -61,17 +82,90 @@ def test_action_annotates_changed_lines_writes_the_summary_and_fails_on_a_breaki
     summary = (tmp_path / "summary.md").read_text()
     assert "## quiver lint" in summary and "## quiver diff" in summary
     assert "close_issue" in summary
+    out = outputs(tmp_path)
+    assert int(out["findings"]) >= 1
+    assert Path(out["report"]).read_text() == summary
+    sarif = Path(out["sarif"])
+    runs = [json.loads((sarif / n).read_text())["runs"][0] for n in ("lint.sarif", "diff.sarif")]
+    ids = {run["automationDetails"]["id"] for run in runs}
+    assert ids == {"quiver/lint/", "quiver/diff/"}
+    diff_results = json.loads((sarif / "diff.sarif").read_text())["runs"][0]["results"]
+    assert "CTR001" in {r["ruleId"] for r in diff_results}
 
 
 def test_action_passes_when_nothing_breaks(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    make_project(repo, agents={".github/agents/a.agent.md": agent_text("description: Triage issues.\ntools: ['s/*']")},
-                 mcp={"mcpServers": {"s": stdio()}}, catalogs={"s": [tool("get_issue")]})
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "dev@example.com")
-    git(repo, "config", "user.name", "dev")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = repo_with(tmp_path, AGENT, [tool("get_issue")])
     proc = run_action(repo, tmp_path, {"install": "", "base": "main", "fail-on": "error"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "## quiver diff" in (tmp_path / "summary.md").read_text()
+    counts = [
+        len(json.loads(subprocess.run([sys.executable, "-m", "quiver", *cmd, "--format", "json"], cwd=repo,
+                                      capture_output=True, text=True, check=False).stdout))
+        for cmd in (["lint"], ["diff", "main"])
+    ]  # fmt: skip
+    assert outputs(tmp_path)["findings"] == str(sum(counts))
+
+
+def test_the_exit_code_follows_changed_lines_unless_asked_to_fail_on_unchanged(tmp_path: Path) -> None:
+    broken = {".github/agents/old.agent.md": agent_text("description: Old.\ntools: ['s/nope']")}  # AGT008
+    repo = repo_with(tmp_path, {**AGENT, **broken}, [tool("get_issue")])
+    make_project(repo, agents={".github/agents/b.agent.md": agent_text("description: New.\ntools: ['s/get_issue']")})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "add b")
+    proc = run_action(repo, tmp_path, {"install": "", "base": "main"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "::error" not in proc.stdout  # the error is on a line this branch did not touch
+    assert int(outputs(tmp_path)["findings"]) >= 1  # but it is counted and reported
+    assert "AGT008" in (tmp_path / "summary.md").read_text()
+    strict = tmp_path / "strict"
+    strict.mkdir()
+    proc = run_action(repo, strict, {"install": "", "base": "main", "fail-on-unchanged": "true"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+
+
+def test_a_summary_line_reports_annotations_over_githubs_cap(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, AGENT, [tool("get_issue")])
+    for n in range(13):
+        text = agent_text(f"description: N{n}.\ntools: ['s/x{n}']")  # AGT008 on a new file: a changed line
+        make_project(repo, agents={f".github/agents/n{n:02d}.agent.md": text})
+    proc = run_action(repo, tmp_path, {"install": "", "base": "main"})
+    assert proc.returncode == 1
+    assert proc.stdout.count("::error ") == 13
+    note = "quiver: 3 errors not annotated: GitHub shows at most 10 annotations of each kind per step"
+    assert note in proc.stdout
+    assert "**Note:** 3 errors not annotated" in (tmp_path / "summary.md").read_text()
+
+
+def test_the_install_is_pinned_to_the_actions_own_version() -> None:
+    def requirement(value: str) -> str:
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        env = {**os.environ, "QUIVER_INSTALL": value, "PATH": path}
+        proc = subprocess.run(["bash", str(ROOT / "action" / "install.sh"), "--requirement"], env=env,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        return proc.stdout.strip()
+
+    assert ACTION["inputs"]["install"]["default"] == "pinned"
+    assert requirement("pinned") == f"agent-quiver=={__version__}"
+    assert requirement("source") == str(ROOT)
+    assert requirement("agent-quiver>=0.1") == "agent-quiver>=0.1"
+
+
+def test_python_is_set_up_and_sarif_upload_is_optional_and_wired_to_the_output() -> None:
+    steps = {step.get("uses", step.get("name")): step for step in ACTION["runs"]["steps"]}
+    setup = steps["actions/setup-python@v5"]
+    assert setup["with"]["python-version"] == "${{ inputs.python-version }}"
+    assert ACTION["inputs"]["python-version"]["default"] >= "3.11"
+    upload = steps["github/codeql-action/upload-sarif@v3"]
+    assert "inputs.upload-sarif == 'true'" in upload["if"]
+    assert upload["with"]["sarif_file"] == "${{ steps.quiver.outputs.sarif }}"
+    assert ACTION["inputs"]["upload-sarif"]["default"] == "false"
+    assert set(ACTION["outputs"]) == {"findings", "report", "sarif"}
+    assert all("steps.quiver.outputs." in spec["value"] for spec in ACTION["outputs"].values())
+
+
+def test_the_readme_pins_the_action_to_a_release_tag() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    uses = re.findall(r"uses: (\S+@\S+)", readme)
+    ours = [u for u in uses if not u.startswith(("actions/", "github/"))]
+    assert ours and all(u.endswith(f"@v{__version__}") for u in ours), ours
+    assert "@main" not in readme

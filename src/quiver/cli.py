@@ -35,18 +35,21 @@ def cli() -> None:
 )
 @click.option("--out", default=None, help="Output directory (default: `out` in config, build/quiver).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the budget table.")
-def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def compile_command(
+    project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool, fmt: str
+) -> None:
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
     from quiver._search._scope import warm_project
     from quiver.commands import compile as cmd
     from quiver.compile import budget_of
     from quiver.config import unknown_key_warnings
-    from quiver.report.budget import budget_table
+    from quiver.report.budget import budget_json, budget_table, compile_rows
     from quiver.report.lines import finding_line
     from quiver.sources.token_cache import TokenCache
 
     root = _root(project)
-    result = cmd.build(root, out=out, emit_hosts=emit_hosts)
+    result = cmd.build(root, out=out, emit_hosts=emit_hosts, progress=True)
     out_dir = out or result.project.config.out
     for line in unknown_key_warnings(result.project.config):
         click.echo(line, err=True)
@@ -78,7 +81,7 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
         elif not quiet:
             cache = TokenCache(root / cmd.CACHE_FILE)
             rows = [(r, budget_of(r, cache)) for r in result.resolved]
-            click.echo(budget_table(rows), nl=False)
+            click.echo(budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows), nl=False)
         click.echo(f"wrote {len(result.outputs)} file(s) to {out_dir}/", err=True)
     if result.errors:
         sys.exit(2)
@@ -88,11 +91,12 @@ def compile_command(project: Path, check: bool, emit_hosts: tuple[str, ...], out
 @project_option
 @click.argument("agent")
 @click.argument("tool", required=False)
-def explain_command(project: Path, agent: str, tool: str | None) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain_command(project: Path, agent: str, tool: str | None, fmt: str) -> None:
     """Why each tool of AGENT is preloaded or deferred, with the file:line that decided."""
     from quiver.commands.explain import run
 
-    click.echo(run(_root(project), agent, tool), nl=False)
+    click.echo(run(_root(project), agent, tool, fmt), nl=False)
 
 
 @cli.command("snapshot")

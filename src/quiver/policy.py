@@ -99,7 +99,7 @@ def execution_policy(
 
 
 def _check_reconcile(value: JSON, server: str, tool: str) -> None:
-    from quiver.runtime.executor import ReconcileSpec
+    from quiver.runtime.reconcile import ReconcileSpec
 
     try:
         ReconcileSpec.from_mapping(value)

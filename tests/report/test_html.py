@@ -59,7 +59,7 @@ def test_the_page_is_deterministic_and_self_contained() -> None:
     page = render_html(manifests)
     assert page == render_html(list(reversed(manifests)))
     assert page.startswith("<!DOCTYPE html>")
-    for remote in ("<script", "<link", " src=", "url(", 'href="http', "@import"):
+    for remote in ("<script src", "<link", " src=", "url(", 'href="http', "@import", "fetch(", "XMLHttpRequest"):
         assert remote not in page, remote
     assert re.findall(r'<svg class="chart" data-agent="([^"]+)"', page) == [
         "browser-tester",
@@ -184,3 +184,16 @@ def test_headless_chromium_draws_the_chart_bars(served: Path, tmp_path: Path) ->
     for series in ("preloaded", "deferred", "baseline", "advised"):
         assert count_color(rows, COLORS[series]) > 1500, series
     assert count_color(rows, "#ffffff") < width * height  # and the page is not blank
+
+
+def test_every_agents_chart_uses_the_pages_shared_scale() -> None:
+    manifests = demo_manifests()
+    page = render_html(manifests)
+    baselines = dict(
+        re.findall(r'<svg class="chart" data-agent="([^"]+)".*?<rect class="bar baseline"[^>]*width="([\d.]+)"', page)
+    )
+    b = {m["agent"]["id"]: m["budget"]["baseline_tokens"] for m in manifests}
+    assert float(baselines["researcher"]) / float(baselines["browser-tester"]) == pytest.approx(
+        b["researcher"] / b["browser-tester"], rel=0.01
+    )
+    assert "<b>" + f"{sum(m['budget']['initial_tokens'] for m in manifests):,}" + "</b> tokens up front" in page

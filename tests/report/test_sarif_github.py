@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+import jsonschema
+
 from projects import agent_text, make_project, stdio, tool
 from quiver.report._linehash import line_hashes
 
@@ -53,6 +55,9 @@ def test_lint_sarif_in_a_subdirectory_names_files_from_the_repository_root(tmp_p
     }
     assert "uri" not in run["originalUriBaseIds"]["%SRCROOT%"]
     assert run["automationDetails"] == {"id": "quiver/lint/sub/dir/"}
+    schema = json.loads((Path(__file__).parents[1] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
+    errors = list(jsonschema.Draft4Validator(schema).iter_errors(_sarif(repo, "lint", "-C", "sub/dir")))
+    assert not errors, [e.message for e in errors]
 
 
 def test_security_rules_carry_the_security_tag_and_severity_and_others_do_not(tmp_path: Path) -> None:

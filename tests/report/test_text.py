@@ -100,3 +100,36 @@ def test_text_caret_follows_tabs_and_marks_one_column_for_a_multiline_span(tmp_p
     finding = UNKNOWN_TOOL.finding(location=Location("a.md", 2, 3, 4, 1), ref="x", guess="y")
     lines = render([finding], "text", context(tmp_path)).splitlines()
     assert lines[1:3] == ["  2 | \tkey: value?[2J", "    | \t ^"]
+
+
+def _cells(text: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def test_text_caret_stays_under_its_column_on_a_line_wider_than_the_terminal(tmp_path: Path) -> None:
+    target = "github/serch_issues"
+    long_line = "tools: [" + ", ".join(f'"srv/tool_{i:03d}"' for i in range(20)) + f', "{target}"]'
+    column = long_line.index(target) + 1
+    (tmp_path / "a.md").write_text(f"x\n{long_line}\n")
+    finding = UNKNOWN_TOOL.finding(location=Location("a.md", 2, column, 2, column + len(target)), ref="x", guess="y")
+    for width in (60, 80, 100):
+        lines = render([finding], "text", context(tmp_path, width=width)).splitlines()
+        source, caret = lines[1], lines[2]
+        assert max(len(source), len(caret)) <= width  # nothing for the terminal to wrap
+        start = caret.index("^")
+        assert source[start : start + len(target)] == target, (source, caret)
+        assert caret[start:] == "^" + "~" * (len(target) - 1)
+        assert "..." in source
+    # without a width (not a terminal) the line is quoted whole
+    assert long_line in render([finding], "text", context(tmp_path)).splitlines()[1]
+
+
+def test_text_caret_counts_wide_characters_as_two_cells(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("x\n名前: 値 srv/tool\n")
+    finding = UNKNOWN_TOOL.finding(location=Location("a.md", 2, 7, 2, 15), ref="x", guess="y")
+    source, caret = render([finding], "text", context(tmp_path)).splitlines()[1:3]
+    prefix = source[: source.index("srv/tool")]
+    assert _cells(caret[: caret.index("^")]) == _cells(prefix)
+    assert caret.endswith("^" + "~" * 7)

@@ -132,13 +132,14 @@ async def _drain(lines: AsyncIterator[str], into: list[str]) -> None:
 class _Run:
     """State shared by the sessions of one gateway run: calc keeps `flaky` attempts per key for its lifetime."""
 
-    spent_flaky_keys: list[str] = field(default_factory=list)  # keys whose one failure (CALC_FLAKY_FAILS=1) is used
+    spent_flaky_keys: list[str] = field(default_factory=list)  # keys whose failures (CALC_FLAKY_FAILS=3) are used
     listings: list[frozenset[str]] = field(default_factory=list)  # each session's first tools/list (tool names)
 
 
 async def play_through(url: str, plans: Iterable[SessionPlan], *, step_s: float = WAIT_S) -> list[frozenset[str]]:
     """Play the plans through the gateway at `url`, one MCP session each, in order; returns each session's
-    initial tools/list (names of tools, meta-tools left out). Needs calc with CALC_FLAKY_FAILS=1."""
+    initial tools/list (names of tools, meta-tools left out). Needs calc with CALC_FLAKY_FAILS=3: flaky's
+    "try again" is a transient tool error the gateway retries, so a planned failure fails all 3 attempts."""
     run = _Run()
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
         for plan in plans:
@@ -194,7 +195,7 @@ async def _play_session(session: ClientSession, plan: SessionPlan, run: _Run) ->
 
 
 def _flaky_key(call: PlannedCall, current: str | None, run: _Run, fresh: str, where: str) -> str:
-    """calc fails `flaky` once per key (CALC_FLAKY_FAILS=1): a planned failure takes a fresh key, a planned
+    """calc fails `flaky` 3 times per key, one planned call's attempts: a planned failure takes a fresh key, a planned
     success the session's key after its failure, else a key whose failure an earlier session used up."""
     if call.outcome == "error":
         run.spent_flaky_keys.append(fresh)

@@ -90,7 +90,7 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
         assert {t for t, load in loads.items() if load == "preloaded"} == PRELOADED_BEFORE
 
         # 1. the workload through the gateway, as configured
-        env = upstream_env(CALC_FLAKY_FAILS="1", NOTES_DB=str(seed_notes(tmp_path / "notes-before.json")))
+        env = upstream_env(CALC_FLAKY_FAILS="3", NOTES_DB=str(seed_notes(tmp_path / "notes-before.json")))
         async with http_gateway(manifest, cwd=repo_root, env=env, ledger=tmp_path / "ledger-before.db") as gateway:
             listings = await play_through(gateway.url, plans)
         assert set(listings) == {frozenset(exposed(t) for t in PRELOADED_BEFORE)}
@@ -145,7 +145,7 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
         assert preloaded_after == {"calc/multiply", "notes/create_note", "notes/get_note", "notes/search_notes"}
         (project / ".quiver" / "usage").rename(tmp_path / "usage-before")
 
-        env = upstream_env(CALC_FLAKY_FAILS="1", NOTES_DB=str(seed_notes(tmp_path / "notes-after.json")))
+        env = upstream_env(CALC_FLAKY_FAILS="3", NOTES_DB=str(seed_notes(tmp_path / "notes-after.json")))
         async with http_gateway(manifest, cwd=repo_root, env=env, ledger=tmp_path / "ledger-after.db") as gateway:
             listings = await play_through(gateway.url, plans)
         assert set(listings) == {frozenset(exposed(t) for t in preloaded_after)}

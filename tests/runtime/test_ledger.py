@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -203,6 +204,43 @@ def test_a_ledger_from_a_newer_quiver_is_refused(tmp_path: Path) -> None:
         raw.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
     with pytest.raises(SchemaVersionError):
         SqliteLedger(path)
+
+
+@pytest.mark.anyio
+async def test_a_version_1_ledger_is_upgraded_in_place_and_its_events_keep_counting(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    store = SqliteLedger(path)
+    action, _ = await store.create_action(make_action())
+    await store.transition(action.id, ("proposed",), "validated", at=T0 + 1)
+    store.close()
+    with sqlite3.connect(path) as raw:  # what version 1 wrote: no event_count column
+        raw.execute("ALTER TABLE actions DROP COLUMN event_count")
+        raw.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    store = SqliteLedger(path)
+    try:
+        assert store.schema_version() == SCHEMA_VERSION == 2
+        await store.transition(action.id, ("validated",), "dispatching", at=T0 + 2, attempts=1)
+        assert [(e.seq, e.to_state) for e in await store.events(action.id)] == [
+            (1, "proposed"), (2, "validated"), (3, "dispatching"),
+        ]  # fmt: skip
+    finally:
+        store.close()
+
+
+@pytest.mark.anyio
+async def test_a_new_action_can_move_on_to_dispatching_in_its_creating_write(store: SqliteLedger) -> None:
+    draft = replace(make_action(), attempts=1)
+    first = Attempt(draft.id, 1, T0, T0, "in_flight")
+    action, created = await store.create_action(draft, then=("validated", "dispatching"), attempt=first)
+    assert created and (action.state, action.attempts) == ("dispatching", 1)
+    assert (await store.get(action.id)).state == "dispatching"
+    events = [(e.seq, e.from_state, e.to_state) for e in await store.events(action.id)]
+    assert events == [(1, None, "proposed"), (2, "proposed", "validated"), (3, "validated", "dispatching")]
+    assert await store.attempts(action.id) == [first]
+    again, created = await store.create_action(replace(draft, id="other"), then=("validated",))
+    assert (created, again.state) == (False, "dispatching")  # the key's action, untouched
+    with pytest.raises(InvalidTransition):
+        await store.create_action(replace(make_action(), idempotency_key="k2"), then=("dispatching",))
 
 
 def test_action_ids_are_26_crockford_characters_that_sort_by_time() -> None:

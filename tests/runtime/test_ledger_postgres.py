@@ -1,8 +1,8 @@
 """The PostgreSQL ledger against a real server the suite starts itself (see `_pg_server`).
 
-* The store-level suite of test_ledger.py and the executor suite of test_executor.py run again here,
-  unchanged, with their `store` fixture bound to a PostgresLedger: every test there that needs only
-  `store` (and `clock`) is collected into this module under a `test_pg__` name.
+* The store-level suite of test_ledger.py and the executor suites of test_executor.py and
+  test_transient.py run again here, unchanged, with their `store` fixture bound to a PostgresLedger:
+  every test there that needs only `store` (and `clock`) is collected here under a `test_pg__` name.
 * Behaviour both stores must share, parametrized over SQLite and PostgreSQL: the key claim raced by
   eight connections, transitions raced by eight connections, concurrent recovery sweeps, a dead
   executor's action recovered and reconciled.
@@ -24,6 +24,7 @@ import psycopg
 import pytest
 import test_executor
 import test_ledger
+import test_transient
 from _pg_server import PgServer, fresh_database, session_server
 from test_executor import RECONCILE, WRITE, FakeClock, Upstream, call, ok
 from test_ledger import T0, make_action
@@ -50,6 +51,7 @@ from quiver.runtime.ledger_postgres import (
     migrate_schema,
     redact,
 )
+from quiver.runtime.ledger_sqlite import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 from quiver.runtime.ledger_sqlite import SqliteLedger
 
 # The reused suites call recover with a fake clock an hour or more past the actions' creation and decide
@@ -131,7 +133,7 @@ def _reused(module: Any) -> dict[str, Callable[..., Any]]:
     return found
 
 
-REUSED = {**_reused(test_ledger), **_reused(test_executor)}
+REUSED = {**_reused(test_ledger), **_reused(test_executor), **_reused(test_transient)}
 globals().update(REUSED)
 
 
@@ -421,7 +423,8 @@ def test_a_store_refuses_an_unmigrated_database_and_one_from_a_newer_quiver(pg_u
 def test_migrate_reports_what_it_did_for_either_kind(pg_url: str, tmp_path: Path) -> None:
     assert migrate(pg_url) == f"created the ledger schema in {pg_url} (schema version {SCHEMA_VERSION})"
     assert migrate(pg_url) == f"ledger {pg_url} is up to date (schema version {SCHEMA_VERSION})"
-    assert migrate("ledger.db", root=tmp_path) == f"created ledger {tmp_path / 'ledger.db'} (schema version 1)"
+    created = f"created ledger {tmp_path / 'ledger.db'} (schema version {SQLITE_SCHEMA_VERSION})"
+    assert migrate("ledger.db", root=tmp_path) == created
     assert migrate(f"sqlite:///{tmp_path}/ledger.db").startswith(f"ledger {tmp_path / 'ledger.db'} is up to date")
 
 

@@ -20,7 +20,13 @@ from quiver.errors import ConfigError
 from quiver.runtime.executor import LedgerExecutor
 from quiver.runtime.ledger_sqlite import SqliteLedger
 from quiver.runtime.protocol import CallRequest, UpstreamTimeout
-from quiver.runtime.telemetry import configure_tracing, get_tracer, otlp_endpoint
+from quiver.runtime.telemetry import (
+    configure_tracing,
+    exporter_disabled,
+    get_tracer,
+    otlp_endpoint,
+    resource_attributes,
+)
 
 READ = {"side_effect": "read_only", "idempotent": True, "timeout_ms": 1000, "retry": {"maximum_attempts": 3}}
 WRITE = {"side_effect": "irreversible_write", "idempotent": False, "timeout_ms": 1000}
@@ -86,7 +92,8 @@ async def test_a_successful_call_is_one_internal_execute_tool_span_with_genai_an
     assert attributes == {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "add",
-        "gen_ai.tool.call.id": "req-9",
+        "gen_ai.tool.call.id": outcome.action_id,
+        "jsonrpc.request.id": "req-9",
         "gen_ai.tool.type": "extension",
         "quiver.server": "calc",
         "quiver.action_id": outcome.action_id,
@@ -181,3 +188,19 @@ def test_the_otlp_endpoint_comes_from_config_or_the_standard_environment_variabl
     assert otlp_endpoint("http://collector:4318/v1/traces", {}) == "http://collector:4318/v1/traces"
     assert otlp_endpoint(None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"}) == "http://c:4318/v1/traces"
     assert otlp_endpoint(None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://t/x"}) == "http://t/x"
+
+
+def test_otel_traces_exporter_none_turns_export_off_even_with_an_endpoint() -> None:
+    environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"}
+    assert configure_tracing(None, environ=environ) is None
+    assert exporter_disabled({"OTEL_TRACES_EXPORTER": " None "})
+    assert not exporter_disabled({"OTEL_TRACES_EXPORTER": "otlp"}) and not exporter_disabled({})
+
+
+def test_the_resource_honours_otel_service_name_and_otel_resource_attributes() -> None:
+    assert resource_attributes({})["service.name"] == "quiver"
+    environ = {"OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=prod, team=a%2Cb,service.name=from-attrs,bad"}
+    attributes = resource_attributes(environ)
+    assert attributes["deployment.environment"] == "prod" and attributes["team"] == "a,b"
+    assert attributes["service.name"] == "from-attrs"
+    assert resource_attributes({**environ, "OTEL_SERVICE_NAME": "gateway-eu"})["service.name"] == "gateway-eu"

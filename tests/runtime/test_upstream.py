@@ -254,3 +254,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+async def test_an_empty_pin_is_no_pin_and_is_refused_before_anything_starts(
+    manager: Callable[..., UpstreamManager],
+) -> None:
+    with anyio.fail_after(WAIT_S):
+        async with manager() as upstreams:
+            with pytest.raises(SchemaMismatch, match="no pin"):
+                await upstreams.call("calc", "echo", {"text": "x"}, pin="")
+            assert upstreams.starts["calc"] == 0

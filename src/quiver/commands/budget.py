@@ -15,7 +15,7 @@ from quiver.errors import QuiverError
 HEADERS = ("agent", "search", "preloaded", "deferred", "tokens up front", "all preloaded", "saving")
 
 
-def run(root: Path, html_out: Path | None) -> Output:
+def run(root: Path, html_out: Path | None, fmt: str = "text") -> Output:
     from quiver.commands.advise import load_manifests
 
     manifests = load_manifests(root)
@@ -28,6 +28,11 @@ def run(root: Path, html_out: Path | None) -> Output:
         messages += notes
         write_atomic(html_out, render_html(manifests, advice=advice, usage=usage, patch=patch))
         messages.append(f"wrote {html_out}")
+    if fmt == "json":
+        from quiver.report.budget import budget_json, budget_row
+
+        rows = [budget_row(str(m["agent"]["id"]), m.get("tool_search") or {}, m.get("budget") or {}) for m in manifests]
+        return Output(budget_json(rows), tuple(messages))
     return Output(budget_text(manifests), tuple(messages))
 
 

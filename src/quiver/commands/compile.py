@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from quiver.compile import build_index, build_manifest, render_json
 from quiver.errors import QuiverError
@@ -21,6 +22,9 @@ from quiver.sources.agents import agent_id
 from quiver.sources.files import write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
 
+if TYPE_CHECKING:
+    from quiver.commands._progress import Progress
+
 CACHE_FILE = TOKEN_CACHE_FILE
 
 
@@ -33,17 +37,29 @@ class CompileResult:
     errors: tuple[QuiverError, ...]
 
 
-def build(root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = ()) -> CompileResult:
-    """Everything compile would write, in memory: nothing when a project-wide input is broken."""
+def build(
+    root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = (), progress: bool = False
+) -> CompileResult:
+    """Everything compile would write, in memory: nothing when a project-wide input is broken (with
+    `progress`, a progress line on a terminal)."""
+    from quiver.commands._progress import Progress
+
+    with Progress("compiling agents", enabled=progress) as shown:
+        return _build(root, out, emit_hosts, shown)
+
+
+def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Progress) -> CompileResult:
     project = load_project(root, collect=True)
     if project.blocking:
         return CompileResult(project, (), {}, (), project.errors)
+    progress.total = len(project.agents)
     resolved = tuple(resolve_project(project))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
     outputs: dict[str, str] = {}
     manifests = {}
     for item in resolved:
+        progress.advance()
         manifest = build_manifest(item, project.config, cache, project.lock)
         manifests[item.agent.id] = manifest
         outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)

@@ -115,10 +115,13 @@ def run(
             )
         return _history(root, commits, base, server or "server", overrides, ignores, fmt, fail_on, output)
     base_spec = base if base is not None else default_base(root)
-    old, new = name_servers(
-        load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock), server
-    )
-    findings = _accepted(diff_sides(old, new), overrides, ignores)
+    from quiver.commands._progress import Progress
+
+    with Progress("diffing contracts"):
+        old, new = name_servers(
+            load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock), server
+        )
+        findings = _accepted(diff_sides(old, new), overrides, ignores)
     changed = None
     if changed_only:
         changed = _changed_files(root, base_spec if base is not None or head is None else None)

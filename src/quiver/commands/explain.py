@@ -10,13 +10,13 @@ from quiver.commands.compile import CACHE_FILE
 from quiver.compile import budget_of
 from quiver.errors import UsageError
 from quiver.project import load_project
-from quiver.report.budget import explain
+from quiver.report.budget import explain, explain_json
 from quiver.resolve import ResolvedTool, resolve_agent
 from quiver.sources.token_cache import TokenCache
 from quiver.suggest import did_you_mean
 
 
-def run(root: Path, agent_id: str, tool: str | None) -> str:
+def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text") -> str:
     project = load_project(root)
     by_id = {a.id: a for a in project.agents}
     if agent_id not in by_id:
@@ -27,7 +27,8 @@ def run(root: Path, agent_id: str, tool: str | None) -> str:
         )
         raise UsageError(f"no agent `{agent_id}`", hint=hint)
     resolved = resolve_agent(by_id[agent_id], project.servers, project.lock, project.config)
-    text = explain(resolved, budget_of(resolved, TokenCache(root / CACHE_FILE)), tool)
+    budget = budget_of(resolved, TokenCache(root / CACHE_FILE))
+    text = explain(resolved, budget, tool)
     lock = project.config.lock
     if tool is not None and text.strip() == "":
         server = tool.split("/", 1)[0] if "/" in tool else None
@@ -46,6 +47,8 @@ def run(root: Path, agent_id: str, tool: str | None) -> str:
                 f"  missing    {what} of server `{server}`: it has no catalog in {lock}; "
                 f"run `quiver snapshot --server {server}`\n"
             )
+    if fmt == "json":
+        return explain_json(resolved, budget, tool)
     return text + _examples(resolved.tools, project.config.examples, tool)
 
 

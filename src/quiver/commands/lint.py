@@ -40,7 +40,10 @@ def run(
         write_atomic(baseline, render_baseline(outcome.all_findings))
         click.echo(f"wrote {len(outcome.all_findings)} finding(s) to {baseline}", err=True)
         return 0
-    outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
+    from quiver.commands._progress import Progress
+
+    with Progress("linting"):
+        outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
     if fix:
         from quiver.lint.fix import apply_fixes
 

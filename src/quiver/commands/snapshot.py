@@ -123,7 +123,13 @@ def run_live(
     servers = select(all_servers(root), names)
     lock = read_lock(root, lock_rel)
     environ = dict(os.environ)
-    catalogs = [capture(s, environ, timeout_s or (s.timeout_ms or 30_000) / 1000) for s in servers]
+    from quiver.commands._progress import Progress
+
+    catalogs = []
+    with Progress("snapshotting servers", total=len(servers)) as progress:
+        for s in servers:
+            catalogs.append(capture(s, environ, timeout_s or (s.timeout_ms or 30_000) / 1000))
+            progress.advance()
     if check:
         lines = [line for c in catalogs if (d := drift(lock, c)) for line in d.lines()]
         if lines:

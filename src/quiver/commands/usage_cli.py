@@ -67,8 +67,9 @@ def advise_command(
     default=None,
     help="Also write a self-contained HTML report (charts, largest schemas, advice) to this file.",
 )
-def budget_command(project: Path, html_out: Path | None) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def budget_command(project: Path, html_out: Path | None, fmt: str) -> None:
     """The compiled manifests' token budget per agent; --html writes a report to look at."""
     from quiver.commands.budget import run
 
-    _emit(run(_root(project), html_out))
+    _emit(run(_root(project), html_out, fmt))

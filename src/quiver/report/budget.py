@@ -1,11 +1,17 @@
-"""The budget table printed by `quiver compile`, and `quiver explain`'s text."""
+"""The budget table printed by `quiver compile` and `quiver budget`, and `quiver explain`'s text, each
+also as JSON (`--format json`): one shape for both budget tables, sorted keys, a final newline."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from quiver.compile import Budget
+from quiver.model import JSON
 from quiver.resolve import ResolvedAgent
+
+TOTAL_KEYS = ("preloaded_tools", "deferred_tools", "initial_tokens", "baseline_tokens", "saving_tokens")
 
 HEADERS = ("agent", "search", "preloaded", "deferred", "tokens up front", "all preloaded", "saving")
 
@@ -72,3 +78,60 @@ def explain(resolved: ResolvedAgent, budget: Budget, tool: str | None = None) ->
         rule = f"rule {item.decision.rule}" if item.decision.rule else "no rule"
         out.append(f"  {item.load:<10} {full:<40} {rule}: {item.decision.text}{source}")
     return "\n".join(out) + "\n"
+
+
+def budget_row(agent: str, tool_search: Mapping[str, Any], budget: Mapping[str, Any]) -> dict[str, JSON]:
+    """One agent of the JSON budget table: id, tool-search decision and reason, the manifest's budget."""
+    return {
+        "agent": agent,
+        "tool_search": {"active": bool(tool_search.get("active")), "reason": str(tool_search.get("reason") or "")},
+        "budget": dict(budget),
+    }
+
+
+def budget_json(rows: Sequence[Mapping[str, JSON]]) -> str:
+    """`{"agents": [...], "total": {...}}`: the rows of `budget_row` by agent id, and their sums."""
+    rows = sorted(rows, key=lambda row: str(row["agent"]))
+    total: dict[str, JSON] = {"agents": len(rows)}
+    for key in TOTAL_KEYS:
+        total[key] = sum(int(b.get(key) or 0) for row in rows if isinstance(b := row["budget"], dict))
+    document = {"agents": list(rows), "total": total}
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def compile_rows(rows: Sequence[tuple[ResolvedAgent, Budget]]) -> list[dict[str, JSON]]:
+    return [
+        budget_row(r.agent.id, {"active": r.tool_search.active, "reason": r.tool_search.reason}, b.to_json())
+        for r, b in rows
+    ]
+
+
+def explain_json(resolved: ResolvedAgent, budget: Budget, tool: str | None = None) -> str:
+    """`quiver explain --format json`: the agent, its tool-search decision, budget, and each tool's load
+    decision with the rule and the file:line that made it (only `tool` when given)."""
+    agent = resolved.agent
+    tools: list[JSON] = []
+    for item in resolved.tools:
+        full = f"{item.server}/{item.tool.name}"
+        if tool is not None and tool not in (full, item.tool.name):
+            continue
+        tools.append(
+            {
+                "server": item.server,
+                "tool": item.tool.name,
+                "load": item.load,
+                "rule": item.decision.rule,
+                "code": item.decision.code,
+                "reason": item.decision.text,
+                "source": str(item.decision.source) if item.decision.source else None,
+            }
+        )
+    document: dict[str, JSON] = {
+        "agent": agent.id,
+        "source": agent.path,
+        "tool_search": {"active": resolved.tool_search.active, "reason": resolved.tool_search.reason},
+        "budget": budget.to_json(),
+        "builtins": [{"canonical": b.canonical, "source": str(b.location)} for b in resolved.builtins],
+        "tools": tools,
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,9 +1,11 @@
-"""The budget report (`quiver budget --html`): one self-contained HTML page, inline CSS and inline SVG.
+"""The budget report (`quiver budget --html`): one self-contained HTML page, inline CSS, SVG and script.
 
-No script, no network asset, no timestamp: the same manifests and usage give the same bytes. Per agent
-a bar chart of the tokens carried up front (preloaded schemas, meta-tools, server index), the deferred
-tokens and the all-preloaded baseline (plus the advised up-front tokens when there is advice); then
-the largest schemas of the catalog; then the advice, when usage was recorded.
+No network asset, no timestamp: the same manifests and usage give the same bytes. First the totals, an
+overview of every agent on one scale and the sortable, filterable agent table (`html_overview`); then
+per agent a bar chart of the tokens carried up front (preloaded schemas, meta-tools, server index), the
+deferred tokens and the all-preloaded baseline (plus the advised up-front tokens when there is advice),
+drawn to the same shared scale so charts compare across agents; then the largest schemas of the
+catalog; then the advice, when usage was recorded. The layout fits a 390 px screen.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from html import escape
 from typing import Any
 
 from quiver.advise import Advice, AgentAdvice
+from quiver.report.html_overview import CSS as OVERVIEW_CSS
+from quiver.report.html_overview import agent_table, budget, overview, shared_scale, totals, up_front_parts
 from quiver.stats import UsageStats
 
 __all__ = ["COLORS", "render_html"]
 
 TOP_SCHEMAS = 20
+OPEN_SECTIONS = 12  # with more agents, each agent's chart is folded (a <details>)
 CHART_WIDTH = 720
 LABEL_WIDTH = 190
 BAR_HEIGHT = 24
@@ -37,12 +42,14 @@ max-width:1100px;padding:0 1rem}
 h1{font-size:1.6rem;margin:0 0 .3rem}h2{font-size:1.25rem;margin:2rem 0 .5rem;border-bottom:1px solid #e5e7eb}
 h3{font-size:1.05rem;margin:1.2rem 0 .4rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{padding:.2rem .6rem;border-bottom:1px solid #e5e7eb;
-text-align:left}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+text-align:left;vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+td{overflow-wrap:anywhere}svg.chart{max-width:100%;height:auto}summary{cursor:pointer}
 .muted{color:#4b5563}.legend span{display:inline-block;margin-right:1rem}
 .legend i{display:inline-block;width:.8rem;height:.8rem;margin-right:.3rem;vertical-align:-1px}
 pre{background:#f3f4f6;padding:.8rem;overflow:auto;font-size:12px}
 svg text{font:12px system-ui,sans-serif;fill:#111827}
 """
+_CSS += OVERVIEW_CSS
 
 
 def render_html(
@@ -55,15 +62,22 @@ def render_html(
     """The whole page. `manifests` are compiled manifests (parsed JSON), in any order."""
     ordered = sorted(manifests, key=lambda m: str(m["agent"]["id"]))
     advised = {a.agent: a for a in advice.agents} if advice is not None else {}
+    scale = shared_scale(ordered)
+    for a in advised.values():
+        scale = max(scale, a.initial_tokens_after)
     body = [
         "<h1>quiver budget</h1>",
-        f'<p class="muted">{len(ordered)} agent(s). Tokens are what a model reads of the tool definitions '
+        totals(ordered),
+        '<p class="muted">Tokens are what a model reads of the tool definitions '
         "(o200k_base unless a manifest says otherwise).</p>",
         _legend(),
-        _summary(ordered, advised),
+        overview(ordered, COLORS),
+        agent_table(ordered, advised),
+        "<h2>Per agent</h2>",
     ]
+    folded = len(ordered) > OPEN_SECTIONS
     for manifest in ordered:
-        body.append(_agent_section(manifest, advised.get(str(manifest["agent"]["id"]))))
+        body.append(_agent_section(manifest, advised.get(str(manifest["agent"]["id"])), scale, folded))
     body.append(_top_schemas(ordered))
     body.append(_advice_section(advice, usage, patch))
     return (
@@ -87,62 +101,33 @@ def _legend() -> str:
     return f'<p class="legend">{items}</p>'
 
 
-def _budget(manifest: Mapping[str, Any]) -> dict[str, int]:
-    budget = manifest.get("budget") or {}
-    return {k: int(v) for k, v in budget.items() if isinstance(v, int | float) and not isinstance(v, bool)}
-
-
-def _summary(manifests: Sequence[Mapping[str, Any]], advised: Mapping[str, AgentAdvice]) -> str:
-    rows = []
-    for m in manifests:
-        b = _budget(m)
-        agent = str(m["agent"]["id"])
-        advice = advised.get(agent)
-        rows.append(
-            f'<tr><td><a href="#agent-{escape(agent)}">{escape(agent)}</a></td>'
-            f"<td>{'on' if (m.get('tool_search') or {}).get('active') else 'off'}</td>"
-            f'<td class="n">{b.get("preloaded_tools", 0)}</td><td class="n">{b.get("deferred_tools", 0)}</td>'
-            f'<td class="n">{b.get("initial_tokens", 0):,}</td><td class="n">{b.get("baseline_tokens", 0):,}</td>'
-            f'<td class="n">{b.get("saving_tokens", 0):,}</td>'
-            f'<td class="n">{f"{advice.initial_tokens_after:,}" if advice else "-"}</td></tr>'
-        )
-    head = (
-        "<tr><th>agent</th><th>search</th><th class=n>preloaded</th><th class=n>deferred</th>"
-        "<th class=n>tokens up front</th><th class=n>all preloaded</th><th class=n>saving</th>"
-        "<th class=n>advised up front</th></tr>"
-    )
-    return f"<table>{head}{''.join(rows)}</table>"
-
-
-def _agent_section(manifest: Mapping[str, Any], advice: AgentAdvice | None) -> str:
+def _agent_section(manifest: Mapping[str, Any], advice: AgentAdvice | None, scale: int, folded: bool) -> str:
     agent = str(manifest["agent"]["id"])
-    b = _budget(manifest)
-    deferring = b.get("deferred_tools", 0) > 0
+    b = budget(manifest)
     bars: list[tuple[str, list[tuple[str, int]]]] = [
-        (
-            "up front",
-            [
-                ("preloaded", b.get("preloaded_tokens", 0)),
-                ("meta", b.get("meta_tool_tokens", 0) if deferring else 0),
-                ("index", b.get("server_index_tokens", 0) if deferring else 0),
-            ],
-        ),
+        ("up front", up_front_parts(b)),
         ("deferred (on demand)", [("deferred", b.get("deferred_tokens", 0))]),
         ("all preloaded", [("baseline", b.get("baseline_tokens", 0))]),
     ]
     if advice is not None:
         bars.append(("advised up front", [("advised", advice.initial_tokens_after)]))
     source = escape(str(manifest["agent"].get("source") or ""))
-    return (
-        f'<section id="agent-{escape(agent)}"><h2>{escape(agent)}</h2>'
+    facts = (
         f'<p class="muted">{source}; {b.get("preloaded_tools", 0)} preloaded and {b.get("deferred_tools", 0)} '
-        f"deferred tools</p>" + _chart(agent, bars) + "</section>"
+        f"deferred tools; {b.get('initial_tokens', 0):,} tokens up front</p>" + _chart(agent, bars, scale)
     )
+    if folded:
+        return (
+            f'<details id="agent-{escape(agent)}"><summary><b>{escape(agent)}</b> '
+            f"({b.get('initial_tokens', 0):,} up front)</summary>{facts}</details>"
+        )
+    return f'<section id="agent-{escape(agent)}"><h3>{escape(agent)}</h3>{facts}</section>'
 
 
-def _chart(agent: str, bars: Sequence[tuple[str, Sequence[tuple[str, int]]]]) -> str:
-    """Horizontal bars on one scale; each bar is a stack of (series, tokens) segments."""
-    largest = max((sum(v for _, v in parts) for _, parts in bars), default=0) or 1
+def _chart(agent: str, bars: Sequence[tuple[str, Sequence[tuple[str, int]]]], scale: int) -> str:
+    """Horizontal bars on the page's shared scale (`scale` tokens = the full bar width); each bar is a
+    stack of (series, tokens) segments."""
+    largest = max(scale, max((sum(v for _, v in parts) for _, parts in bars), default=0), 1)
     span = CHART_WIDTH - LABEL_WIDTH - 80
     height = len(bars) * (BAR_HEIGHT + BAR_GAP) + BAR_GAP
     out = [

@@ -27,6 +27,7 @@ class ReportContext:
     color: bool = False
     changed_lines: Mapping[str, frozenset[int]] | None = None  # github --changed-only: file -> lines
     summary: Mapping[str, int] = field(default_factory=dict)  # e.g. suppressed / baselined counts
+    width: int | None = None  # text: terminal columns to fit quoted lines in (None: the terminal's, on a tty)
 
 
 class Formatter(Protocol):

@@ -30,6 +30,7 @@ INFORMATION_URI = "https://pypi.org/project/agent-quiver/"
 SRCROOT = "%SRCROOT%"
 PROJECTROOT = "PROJECTROOT"
 LINE_HASH_KEY = "primaryLocationLineHash"
+MAX_HASHED_BYTES = 5 * 1024 * 1024
 FINGERPRINT_KEY = "quiverFingerprint/v1"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -115,8 +116,9 @@ class _LineHashes:
 
     def get(self, file: str, line: int) -> str | None:
         if file not in self._files:
-            try:
-                text = (self._root / file).read_bytes().decode("utf-8", "replace")
+            path = self._root / file
+            try:  # a huge file is left to the upload action, which hashes what it finds itself
+                text = path.read_bytes().decode("utf-8", "replace") if path.stat().st_size <= MAX_HASHED_BYTES else None
             except OSError:
                 text = None
             self._files[file] = {} if text is None else line_hashes(text)

@@ -1,7 +1,7 @@
 """What the executor's caller gets back: the outcome of an action (or of a refused call) as a tool result.
 
 Pure: a settled action in, a `CallOutcome` whose result carries the action's id and state under
-`_meta["io.quiver/action"]` out.
+`_meta["io.quiver/action"]` out; and the idempotency key a call carries, or why it is refused.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from quiver.runtime.ledger import JSON, Action
-from quiver.runtime.protocol import CallOutcome
+from quiver.runtime.protocol import CallOutcome, CallRequest
 
 ACTION_META_KEY = "io.quiver/action"
 
@@ -55,3 +55,20 @@ def _done(action: Action, *, replayed: bool = False) -> _Done:
             text = f"{where} failed after {action.attempts} attempt(s): {action.error_type}: {action.error}"
         result = _text(text, action, action.state, is_error=action.state != "succeeded")
     return _Done(CallOutcome(result, action.state, action.id, action.attempts), action.error_type, replayed)
+
+
+def call_key(request: CallRequest, key_argument: JSON, meta_key: str, max_chars: int) -> tuple[str | None, str | None]:
+    """(the call's idempotency key or None, None), or (None, why it is refused): the keys a call carries
+    (`idempotency_key`, `_meta[meta_key]`, the policy's key argument) must agree and be 1-max_chars long."""
+    supplied = [
+        request.idempotency_key,
+        request.meta.get(meta_key),
+        request.arguments.get(key_argument) if isinstance(key_argument, str) else None,
+    ]
+    keys = [value for value in supplied if value is not None]
+    if any(value != keys[0] for value in keys):
+        return None, "the call carries different idempotency keys (idempotency_key, _meta, key argument); send one key"
+    key: JSON = keys[0] if keys else None
+    if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= max_chars):
+        return None, f"an idempotency key is a string of 1 to {max_chars} characters"
+    return key, None

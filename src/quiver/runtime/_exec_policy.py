@@ -1,7 +1,8 @@
 """The executor's per-tool policy, checked: what `LedgerExecutor` reads of the manifest's `policy` table.
 
 Pure: the policy mapping in, an `ExecPolicy` out, or ValueError on a bad value (see `quiver.policy` for
-how the policy is merged and checked at compile time).
+how the policy is merged and checked at compile time). Also what the policy bounds: one attempt
+(`attempt_once`, the timeout plus DISPATCH_GRACE_S) and how long a re-call waits for a running action.
 """
 
 from __future__ import annotations
@@ -9,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from quiver.runtime.ledger import JSON
+import anyio
+
+from quiver.runtime.ledger import JSON, canonical_json
+from quiver.runtime.protocol import CallRequest, Dispatch, UpstreamTimeout
 from quiver.runtime.reconcile import ReconcileSpec
 from quiver.runtime.retry import RetryPolicy
 from quiver.runtime.transient import check_patterns
 
 DEFAULT_TIMEOUT_MS = 30_000
+DISPATCH_GRACE_S = 1.0  # beyond the dispatch's own timeout, before the executor stops waiting itself
 SIDE_EFFECTS = ("read_only", "reversible_write", "irreversible_write")
 APPROVALS = ("never", "always", "irreversible")
 
@@ -72,3 +77,27 @@ class ExecPolicy:
             key_in_meta_honoured=policy.get("honours_idempotency_key") is True,
             transient_errors=None if transient is None else check_patterns(transient),
         )
+
+
+async def attempt_once(
+    dispatch: Dispatch, call: CallRequest, meta: Mapping[str, JSON], timeout_s: float
+) -> Mapping[str, JSON]:
+    """One dispatch, bounded by `timeout_s` + DISPATCH_GRACE_S; raises UpstreamTimeout, or TypeError/ValueError
+    when the result is not a JSON CallToolResult mapping."""
+    result: Mapping[str, JSON] | None = None
+    with anyio.move_on_after(timeout_s + DISPATCH_GRACE_S):
+        result = await dispatch(call, meta, timeout_s)
+    if result is None:
+        raise UpstreamTimeout(f"no answer within {timeout_s:g}s")
+    if not isinstance(result, Mapping):
+        raise TypeError(f"dispatch returned {type(result).__name__}, not a CallToolResult mapping")
+    canonical_json(dict(result))  # raises here, inside the attempt, when the result is not JSON
+    return result
+
+
+def wait_budget_s(policy: ExecPolicy | None) -> float:
+    """How long a re-call with the same key waits for the executor running it: every attempt and backoff."""
+    if policy is None:
+        return DEFAULT_TIMEOUT_MS / 1000
+    attempts = policy.retry.maximum_attempts or 10
+    return (policy.timeout_s + DISPATCH_GRACE_S) * attempts + policy.retry.cap * (attempts - 1) + 1.0

@@ -13,7 +13,12 @@ parent is still the gateway (else it was already orphaned and exits), forks and 
 signals the guard, which SIGKILLs the whole group (the server and anything it started) and itself.
 The guard ignores SIGTERM/SIGINT: the SDK's shutdown signals the group, the server exits, and the
 guard exits with the server's status.
-Its copies of the server's stdin and stdout are closed, so EOF on either end still means what it did.
+Its copy of the server's stdout is closed, so EOF there still means the server is gone. It keeps its
+copy of the server's stdin only to watch it (never reading): when the gateway's end closes (the
+gateway stopping the connection, or dying), the server gets EXIT_GRACE_S (1 s) to exit on its own,
+then the group gets SIGTERM and, KILL_GRACE_S (0.5 s) later, SIGKILL. This is MCP's shutdown sequence
+with shorter waits than the SDK's own (2 s, then 2 s), which still runs and finds the group gone: a
+server that finishes its work before it exits never holds a stopped gateway for long.
 The server itself gets SIGKILL as its parent-death signal, so killing the guard kills the server too
 (as the SDK and the tests expect of "the process it started").
 
@@ -31,7 +36,8 @@ from collections.abc import Mapping
 __all__ = ["GUARD", "guarded"]
 
 GUARD = r"""
-import ctypes, os, signal, sys
+import ctypes, os, select, signal, sys, threading, time
+EXIT_GRACE_S, KILL_GRACE_S = 1.0, 0.5
 parent, command, args = int(sys.argv[1]), sys.argv[2], sys.argv[2:]
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.prctl(1, int(signal.SIGUSR1), 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
@@ -58,8 +64,17 @@ if pid == 0:
         sys.stderr.write(f"quiver guard: cannot run {command}: {exc}\n")
         os._exit(127)
 null = os.open(os.devnull, os.O_RDWR)
-os.dup2(null, 0)
 os.dup2(null, 1)
+def on_stdin_closed():
+    poll = select.poll()
+    poll.register(0, 0)  # no events asked: only POLLHUP, when the gateway's end of stdin is gone
+    while not any(event & (select.POLLHUP | select.POLLERR) for _, event in poll.poll()):
+        pass
+    time.sleep(EXIT_GRACE_S)  # the server's time to exit on its own, as MCP's shutdown asks
+    os.killpg(0, signal.SIGTERM)
+    time.sleep(KILL_GRACE_S)
+    os.killpg(0, signal.SIGKILL)
+threading.Thread(target=on_stdin_closed, daemon=True).start()
 while True:
     try:
         _, status = os.waitpid(pid, 0)

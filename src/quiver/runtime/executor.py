@@ -4,14 +4,16 @@
 next step:
 
 1. claim the idempotency key: the record is created `proposed` (a unique key column makes the claim
-   atomic across processes). The key is the caller's: `CallRequest.idempotency_key`, else
-   `_meta["io.quiver/idempotency-key"]`, else the argument the policy names `idempotency_key_argument`
-   (1-255 characters; two different keys on one call are refused; the key argument is not part of the
-   recorded arguments). Without one it is the new action's id, so separate key-less calls are always
-   separate actions. If the key exists: another tool or other arguments (canonical-JSON sha256) -> an
-   error result, nothing dispatched; the same call -> the stored outcome (`succeeded`, `failed_final`,
-   `unknown_outcome`), or a bounded wait (polling the ledger) while another executor runs it, or the
-   approval step when it awaits approval, or a dispatch when an operator approved it.
+   atomic across processes); without approval to ask, the same write moves it through `validated` to
+   `dispatching` with the first attempt on record (one transaction; then one for the outcome). The key
+   is the caller's: `CallRequest.idempotency_key`, else `_meta["io.quiver/idempotency-key"]`, else the
+   argument the policy names `idempotency_key_argument` (1-255 characters; two different keys on one
+   call are refused; the key argument is not part of the recorded arguments). Without one it is the
+   new action's id, so separate key-less calls are always separate actions. If the key exists: another
+   tool or other arguments (canonical-JSON sha256) -> an error result, nothing dispatched; the same call
+   -> the stored outcome (`succeeded`, `failed_final`, `unknown_outcome`), or a bounded wait (polling the
+   ledger) while another executor runs it, or the approval step when it awaits approval, or a dispatch
+   when an operator approved it.
 2. validate the policy (side_effect, approval, timeout_ms, retry, reconcile) -> `validated`;
    a malformed policy is `failed_final`.
 3. approval when `approval = "always"`, or `"irreversible"` for an `irreversible_write`:
@@ -19,30 +21,24 @@ next step:
    caller gets the action id and the state, and the action waits (see `quiver.runtime.approval`).
 4. dispatch: `validated -> dispatching` (this guarded move is what makes one executor the sender),
    with the key in `_meta["io.quiver/idempotency-key"]` and, when the policy names an
-   `idempotency_key_argument`, in that argument; bounded by `timeout_ms`. Each attempt is recorded.
-   The attempt is recorded `in_flight` in the move to `dispatching`, before anything is sent, so a
-   gateway killed mid-call leaves it. A result with isError true is `failed_final` (the tool ran and
-   said no; never retried), unless its text matches a `transient_errors` pattern
-   (`quiver.runtime.transient`): then it is a `TransientToolError`, handled like any transient error
-   and the matched pattern goes into the event's detail and the attempt's error. An error
-   is retried per `quiver.runtime.retry` (`failed_retryable`, then back to `dispatching` after a
-   full-jitter wait); the upstream counts as honouring the key when the policy names an
-   `idempotency_key_argument` or sets `honours_idempotency_key = true` (it dedupes on the `_meta` key).
-   When no retry is left: a write any of whose attempts may have taken effect
-   (a timeout, a dropped connection) is `unknown_outcome` and is never re-sent; anything else is
-   `failed_final`.
+   `idempotency_key_argument`, in that argument; bounded by `timeout_ms`. Each attempt is recorded
+   `in_flight` in the move to `dispatching`, before anything is sent (a gateway killed mid-call leaves
+   it), and rewritten with its ending. A result with isError true is `failed_final` (the tool said no),
+   unless its text matches a `transient_errors` pattern (`quiver.runtime.transient`): then it is a
+   `TransientToolError` like any transient error, the pattern named in the event and the attempt. An
+   error is retried per `quiver.runtime.retry` (`failed_retryable`, then `dispatching` again after a
+   full-jitter wait); the upstream honours the key when the policy names an `idempotency_key_argument`
+   or sets `honours_idempotency_key = true` (it dedupes on the `_meta` key). When no retry is left: a
+   write any attempt of which may have taken effect (a timeout, a dropped connection, a transient tool
+   error) is `unknown_outcome` and is never re-sent; anything else is `failed_final`.
 5. the outcome is recorded, the span ended, and the client gets the result plus the action id.
 
-Reconcile (optional policy `reconcile`, `quiver.runtime.reconcile`) asks a read tool on the same server
-whether an `unknown_outcome` action took effect.
-
-Recovery: `recover(reconcile_dispatch)` moves the orphans of dead executors (see
-`quiver.runtime.ledger.recovery_state`: a write left `dispatching` becomes `unknown_outcome`) and
-then reconciles every `unknown_outcome` action whose policy has a reconcile tool. An executor is dead
-when its recorded process (`owner` = host/pid/token) no longer exists on this host; owners on other
-hosts count as alive unless `is_orphan` says otherwise.
-
-Its parts: `_exec_policy` checks the policy, `_exec_outcome` builds results, `_exec_owner` names owners.
+Reconcile (policy `reconcile`, `quiver.runtime.reconcile`) asks a read tool on the same server whether
+an `unknown_outcome` action took effect. Recovery: `recover(reconcile_dispatch)` moves the orphans of
+dead executors (`quiver.runtime.ledger.recovery_state`: a write left `dispatching` becomes
+`unknown_outcome`), then reconciles. An executor is dead when its recorded process (`owner` =
+host/pid/token) no longer exists on this host; owners on other hosts count as alive unless `is_orphan`
+says otherwise. Parts: `_exec_policy` (policy, one attempt), `_exec_outcome` (results, keys), `_exec_owner`.
 """
 
 from __future__ import annotations
@@ -56,9 +52,17 @@ from dataclasses import dataclass, replace
 import anyio
 from opentelemetry.trace import Tracer
 
-from quiver.runtime._exec_outcome import ACTION_META_KEY, _Done, _done, _error_type, _refusal, _text
+from quiver.runtime._exec_outcome import ACTION_META_KEY, _Done, _done, _error_type, _refusal, _text, call_key
 from quiver.runtime._exec_owner import default_owner, owner_is_gone
-from quiver.runtime._exec_policy import APPROVALS, DEFAULT_TIMEOUT_MS, SIDE_EFFECTS, ExecPolicy
+from quiver.runtime._exec_policy import (
+    APPROVALS,
+    DEFAULT_TIMEOUT_MS,
+    DISPATCH_GRACE_S,
+    SIDE_EFFECTS,
+    ExecPolicy,
+    attempt_once,
+    wait_budget_s,
+)
 from quiver.runtime.approval import Approver
 from quiver.runtime.ledger import (
     JSON,
@@ -76,34 +80,23 @@ from quiver.runtime.ledger import (
     recovery_state,
     sha256_text,
 )
-from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, UpstreamError, UpstreamTimeout
-from quiver.runtime.reconcile import (
-    ReconcileSpec,
-    Verdict,
-    reconcile_action,
-    reconcile_arguments,
-    reconcile_pending,
-    reconcile_verdict,
-    resolve_path,
-)
+from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, UpstreamError
+from quiver.runtime.reconcile import reconcile_action, reconcile_pending
 from quiver.runtime.retry import Uniform, backoff_delays, is_ambiguous, should_retry
 from quiver.runtime.telemetry import ActionSpan, action_span, get_tracer
 from quiver.runtime.transient import transient_error
 
-__all__ = [  # with the names moved to `_exec_*` and `reconcile`, so they import from here as before
+__all__ = [  # with names moved to `_exec_*`, so they import from here as before
     "ACTION_META_KEY", "APPROVALS", "DEFAULT_TIMEOUT_MS", "DISPATCH_GRACE_S", "IDEMPOTENCY_META_KEY", "MAX_KEY_CHARS",
-    "POLL_INITIAL_S", "POLL_MAX_S", "SIDE_EFFECTS", "Clock", "ExecPolicy", "LedgerExecutor", "ReconcileSpec",
-    "RecoveryReport", "Sleep", "Verdict", "default_owner", "owner_is_gone", "reconcile_arguments", "reconcile_verdict",
-    "resolve_path",
+    "POLL_INITIAL_S", "POLL_MAX_S", "SIDE_EFFECTS", "Clock", "ExecPolicy", "LedgerExecutor", "RecoveryReport", "Sleep",
+    "default_owner", "owner_is_gone",
 ]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_META_KEY = "io.quiver/idempotency-key"
 MAX_KEY_CHARS = 255
-DISPATCH_GRACE_S = 1.0  # beyond the dispatch's own timeout, before the executor stops waiting itself
-POLL_INITIAL_S = 0.005
-POLL_MAX_S = 0.25
+POLL_INITIAL_S, POLL_MAX_S = 0.005, 0.25  # a re-call polls the ledger for the running action's outcome
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -144,7 +137,7 @@ class LedgerExecutor:
         side_effect = request.policy.get("side_effect")
         with action_span(
             self._tracer, server=request.server, tool=request.tool, call_id=request.call_id,
-            side_effect=side_effect if isinstance(side_effect, str) else None,
+            side_effect=side_effect if isinstance(side_effect, str) else None, description=request.description,
         ) as span:  # fmt: skip
             done = await self._execute(request, dispatch, span)
             outcome = done.outcome
@@ -178,22 +171,9 @@ class LedgerExecutor:
 
     async def _execute(self, request: CallRequest, dispatch: Dispatch, span: ActionSpan) -> _Done:
         key_argument = request.policy.get("idempotency_key_argument")
-        supplied = [
-            request.idempotency_key,
-            request.meta.get(IDEMPOTENCY_META_KEY),
-            request.arguments.get(key_argument) if isinstance(key_argument, str) else None,
-        ]
-        keys = [value for value in supplied if value is not None]
-        if any(value != keys[0] for value in keys):
-            return _refusal(
-                "the call carries different idempotency keys (idempotency_key, _meta, key argument); send one key",
-                "invalid_idempotency_key",
-            )
-        key: JSON = keys[0] if keys else None
-        if key is not None and (not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS):
-            return _refusal(
-                f"an idempotency key is a string of 1 to {MAX_KEY_CHARS} characters", "invalid_idempotency_key"
-            )
+        key, problem = call_key(request, key_argument, IDEMPOTENCY_META_KEY, MAX_KEY_CHARS)
+        if problem is not None:
+            return _refusal(problem, "invalid_idempotency_key")
         try:
             # the key argument is the key, not part of the call: it is set from the action's key on dispatch
             arguments = canonical_json({k: v for k, v in request.arguments.items() if k != key_argument})
@@ -209,18 +189,26 @@ class LedgerExecutor:
             arguments=arguments, args_sha256=sha256_text(arguments), side_effect=side_effect, policy=policy_json,
             state="proposed", created_at=now, updated_at=now, owner=self.owner,
         )  # fmt: skip
-        action, created = await self.store.create_action(draft)
+        # one write claims the key, validates and (without approval) claims the first send, attempt on record
+        problem = None
+        try:
+            checked = ExecPolicy.from_mapping(request.policy)
+            policy: ExecPolicy | None = checked
+            then: tuple[State, ...] = ("validated",) if checked.needs_approval else ("validated", "dispatching")
+        except ValueError as exc:
+            policy, then, problem = None, (), str(exc)
+        first = Attempt(action_id, 1, now, now, "in_flight") if "dispatching" in then else None
+        action, created = await self.store.create_action(
+            replace(draft, attempts=1) if first else draft, then=then, attempt=first
+        )
         span.bind(action_id=action.id, idempotency_key=action.idempotency_key, side_effect=action.side_effect)
         if not created:
             return await self._rejoin(action, draft, request, dispatch, span)
-        try:
-            policy = ExecPolicy.from_mapping(request.policy)
-        except ValueError as exc:
-            action = await self._move(
-                action, ("proposed",), "failed_final", error_type="invalid_policy", error=str(exc)
-            )
+        if policy is None:
+            action = await self._move(action, ("proposed",), "failed_final", error_type="invalid_policy", error=problem)
             return _done(action)
-        action = await self._move(action, ("proposed",), "validated")
+        if action.state == "dispatching":
+            return await self._run(action, policy, request, dispatch, span)
         return await self._approve_then_run(action, policy, request, dispatch, span)
 
     async def _rejoin(
@@ -237,7 +225,7 @@ class LedgerExecutor:
             policy: ExecPolicy | None = ExecPolicy.from_mapping(action.policy_value())
         except ValueError:
             policy = None
-        deadline = self._clock() + self._wait_budget(policy)
+        deadline = self._clock() + (self._wait_s if self._wait_s is not None else wait_budget_s(policy))
         poll = POLL_INITIAL_S
         while True:
             if action.state in TERMINAL or action.state == "unknown_outcome":
@@ -289,7 +277,9 @@ class LedgerExecutor:
     async def _run(
         self, action: Action, policy: ExecPolicy, request: CallRequest, dispatch: Dispatch, span: ActionSpan
     ) -> _Done:
-        """Dispatch with retries; `validated -> dispatching` is the claim that makes this executor the sender."""
+        """Dispatch with retries; `validated -> dispatching` is the claim that makes this executor the sender
+        (an action already `dispatching` was claimed by its creating write, first attempt on record)."""
+        claimed = action.state == "dispatching"
         arguments = dict(request.arguments)
         if policy.key_argument is not None:
             arguments[policy.key_argument] = action.idempotency_key
@@ -299,17 +289,18 @@ class LedgerExecutor:
         ambiguous = False
         from_states: Sequence[State] = ("validated",)
         while True:
-            number = action.attempts + 1
-            started = self._clock()
+            number, started = action.attempts + (not claimed), action.updated_at if claimed else self._clock()
             in_flight = Attempt(action.id, number, started, started, "in_flight")  # on record before the send
             try:
-                action = await self._move(
-                    action, from_states, "dispatching", attempt=in_flight, attempts=number, owner=self.owner
-                )
+                if not claimed:
+                    action = await self._move(
+                        action, from_states, "dispatching", attempt=in_flight, attempts=number, owner=self.owner
+                    )
+                claimed = False
             except StateConflict as conflict:
                 return await self._rejoin(conflict.action, conflict.action, request, dispatch, span)
             try:
-                result: Mapping[str, JSON] | None = await self._attempt(dispatch, call, meta, policy.timeout_s)
+                result: Mapping[str, JSON] | None = await attempt_once(dispatch, call, meta, policy.timeout_s)
                 error: Exception | None = None
             except Exception as exc:  # the attempt's outcome, whatever dispatch raised; recorded below
                 result, error = None, exc
@@ -380,19 +371,6 @@ class LedgerExecutor:
                 action = await reconcile_action(self, action, policy, dispatch, settle_negative=False)
             return _done(action)
 
-    async def _attempt(
-        self, dispatch: Dispatch, call: CallRequest, meta: Mapping[str, JSON], timeout_s: float
-    ) -> Mapping[str, JSON]:
-        result: Mapping[str, JSON] | None = None
-        with anyio.move_on_after(timeout_s + DISPATCH_GRACE_S):
-            result = await dispatch(call, meta, timeout_s)
-        if result is None:
-            raise UpstreamTimeout(f"no answer within {timeout_s:g}s")
-        if not isinstance(result, Mapping):
-            raise TypeError(f"dispatch returned {type(result).__name__}, not a CallToolResult mapping")
-        canonical_json(dict(result))  # raises here, inside the attempt, when the result is not JSON
-        return result
-
     async def _abandon(self, action: Action, attempt: Attempt | None = None) -> None:
         """Cancelled mid-run: record where the action was left (a write in flight is unknown_outcome)."""
         with anyio.CancelScope(shield=True):
@@ -420,11 +398,3 @@ class LedgerExecutor:
         return await self.store.transition(
             action.id, from_states, to_state, at=self._clock(), detail=detail, attempt=attempt, **fields
         )
-
-    def _wait_budget(self, policy: ExecPolicy | None) -> float:
-        if self._wait_s is not None:
-            return self._wait_s
-        if policy is None:
-            return DEFAULT_TIMEOUT_MS / 1000
-        attempts = policy.retry.maximum_attempts or 10
-        return (policy.timeout_s + DISPATCH_GRACE_S) * attempts + policy.retry.cap * (attempts - 1) + 1.0

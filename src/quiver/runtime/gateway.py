@@ -43,11 +43,13 @@ from quiver._search._gateway import SearchSetup
 from quiver.errors import InputError
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
+from quiver.runtime import telemetry_mcp
 from quiver.runtime._diff import describe_changes
 from quiver.runtime._manifest import Manifest, ManifestTool, one_line
 from quiver.runtime.approval import elicitation
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
+from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span
 from quiver.runtime.upstream import PinCheck, UpstreamManager
 from quiver.runtime.usage import LoadVia, NullRecorder, Recorder
 from quiver.suggest import did_you_mean
@@ -161,6 +163,7 @@ class Gateway:
         )
         # Registered directly: the handler returns the upstream's wire result as a dict, not a model.
         server.add_request_handler("tools/call", types.CallToolRequestParams, self._on_call_tool)
+        telemetry_mcp.install(server.middleware, lambda name: bool(self._meta_tools) and name in META_TOOL_NAMES)
         return server
 
     @asynccontextmanager
@@ -264,6 +267,8 @@ class Gateway:
     ) -> dict[str, JSON]:
         session.stats.refused += 1
         logger.warning("refused `%s` (session %s): %s", target, session.id[:12], reason)
+        server, _, tool = target.rpartition("/")
+        rejected_call_span(server=server, tool=tool, error_type="refused", message=reason)
         hint = did_you_mean(target, known, "") if known else ""
         rule = "only the agent's resolved tools (its manifest) are callable"
         return _error(f"refused: {reason}; {rule}.{' ' + hint if hint else ''}")
@@ -283,11 +288,13 @@ class Gateway:
             session.stats.invalid_arguments += 1
             self.recorder.call(session.id, tool.server, tool.name, outcome="validation_failed", preloaded=preloaded)
             logger.info("invalid arguments for `%s` (session %s): %s", tool.exposed, session.id[:12], problem)
+            rejected_tool_span(tool, error_type="invalid_arguments", message=problem)
             return _error(f"invalid arguments for `{tool.exposed}` (nothing was sent to `{tool.server}`): {problem}")
         try:
             check = await self.upstreams.check_pin(tool.server, tool.name, tool.sha256)
         except UpstreamError as exc:
             logger.warning("cannot call `%s`: %s", tool.exposed, exc)
+            rejected_tool_span(tool, error_type="upstream_unavailable", message=str(exc))
             self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
             return _error(f"`{tool.server}` is unavailable: {exc}")
         if not check.matches:
@@ -295,6 +302,7 @@ class Gateway:
             self.recorder.call(session.id, tool.server, tool.name, outcome="refused", preloaded=preloaded)
             text = self._mismatch(tool, check)
             logger.warning("refused `%s/%s` (session %s): %s", tool.server, tool.name, session.id[:12], text)
+            rejected_tool_span(tool, error_type="schema_mismatch", message=text)
             return _error(text)
         request = CallRequest(
             server=tool.server,
@@ -306,6 +314,7 @@ class Gateway:
             idempotency_key=idempotency_key,
             call_id=str(ctx.request_id) if ctx.request_id is not None else None,
             meta=_forward_meta(ctx.meta),
+            description=tool.description,
         )
         try:
             with elicitation(_elicit_for(ctx)):

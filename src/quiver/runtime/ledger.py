@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -246,10 +247,16 @@ class Recovered:
 class LedgerStore(Protocol):
     """Durable storage of actions. Every method is one short transaction; all are multi-process safe."""
 
-    async def create_action(self, action: Action) -> tuple[Action, bool]:
+    async def create_action(
+        self, action: Action, *, then: Sequence[State] = (), attempt: Attempt | None = None
+    ) -> tuple[Action, bool]:
         """Insert `action` (state `proposed`) and its creation event; atomic claim of its idempotency key.
 
-        Returns (stored action, True), or (the existing action, False) when its key already exists."""
+        With `then`, the new action moves on through those states in the same transaction (one event
+        each, every step checked: `creation_path`) and is stored in the last one with `action`'s other
+        fields (the caller sets attempts and owner for `dispatching`), with `attempt` written too: the
+        executor's propose -> validate -> dispatch in one write. Returns (stored action, True), or (the
+        existing action, False, nothing changed) when its key already exists."""
         ...
 
     async def transition(
@@ -319,6 +326,20 @@ def check_transition_request(from_states: Sequence[State], to_state: State, fiel
     for from_state in from_states:
         check_transition(from_state, to_state)
     check_fields(fields)
+
+
+def creation_path(then: Sequence[State]) -> tuple[State, ...]:
+    """`proposed` and the states a new action moves on through in its creating transaction, each step
+    checked (InvalidTransition)."""
+    path: tuple[State, ...] = ("proposed", *then)
+    for from_state, to_state in itertools.pairwise(path):
+        check_transition(from_state, to_state)
+    return path
+
+
+def creation_events(path: Sequence[State]) -> list[tuple[int, tuple[State | None, State]]]:
+    """(seq, (from, to)) of the events of a creation along `path`: `None -> proposed`, then each step."""
+    return list(enumerate(zip((None, *path), path, strict=False), start=1))
 
 
 RecoveryPlan = Literal["skip", "unknown_outcome", "failed_final"]

@@ -66,6 +66,8 @@ from quiver.runtime.ledger import (
     StateConflict,
     UnknownAction,
     check_transition_request,
+    creation_events,
+    creation_path,
     iso_time,
     recovery_state,
 )
@@ -235,7 +237,7 @@ def lease_seconds(action: Action, margin_s: float) -> tuple[float, float]:
     """(dispatch, backoff): how long a live executor may hold `action` in `dispatching` (its timeout plus
     the executor's grace; also used for `proposed` and `validated`, which it leaves at once) and in
     `failed_retryable` (the longest backoff wait), each plus the margin."""
-    from quiver.runtime.executor import DISPATCH_GRACE_S, ExecPolicy
+    from quiver.runtime._exec_policy import DISPATCH_GRACE_S, ExecPolicy
 
     try:
         policy = ExecPolicy.from_mapping(action.policy_value())
@@ -348,23 +350,34 @@ class PostgresLedger:
 
     # --- the LedgerStore protocol -------------------------------------------------------------------
 
-    async def create_action(self, action: Action) -> tuple[Action, bool]:
+    async def create_action(
+        self, action: Action, *, then: Sequence[State] = (), attempt: Attempt | None = None
+    ) -> tuple[Action, bool]:
         if action.state != "proposed":
             raise ValueError(f"a new action starts as proposed, not {action.state}")
         _check_identity(action.id, "action id")
         _check_identity(action.idempotency_key, "idempotency key")
-        values = {column: _clean(getattr(action, column)) for column in _ACTION_COLUMNS}
+        path = creation_path(then)
+        stored = dataclasses.replace(action, state=path[-1])
+        values = {column: _clean(getattr(stored, column)) for column in _ACTION_COLUMNS}
         lease_s, backoff_lease_s = lease_seconds(action, self.lease_margin_s)
+        events = creation_events(path)
+        steps = ", ".join(f"({seq}, %(e{seq}_from)s::text, %(e{seq}_to)s::text)" for seq, _ in events)
         statement = (
             f"WITH ins AS (INSERT INTO quiver_actions ({_COLUMNS}, event_count, lease_s, backoff_lease_s,"
-            f" lease_expires_at) VALUES ({', '.join(f'%({column})s' for column in _ACTION_COLUMNS)}, 1, %(lease_s)s,"
-            " %(backoff_lease_s)s, %(lease_until)s)"
+            f" lease_expires_at) VALUES ({', '.join(f'%({column})s' for column in _ACTION_COLUMNS)}, {len(path)},"
+            " %(lease_s)s, %(backoff_lease_s)s, %(lease_until)s)"
             " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id)"
+            f"{_ATTEMPT_CTE.replace('FROM upd', 'FROM ins') if attempt is not None else ''}"
             " INSERT INTO quiver_events (action_id, seq, at, from_state, to_state, detail)"
-            " SELECT id, 1, %(created_at)s, NULL, 'proposed', NULL FROM ins"
+            f" SELECT ins.id, s.seq, %(created_at)s, s.from_state, s.to_state, NULL FROM ins,"
+            f" (VALUES {steps}) AS s (seq, from_state, to_state)"
         )
         params = {
             **values,
+            **{f"e{seq}_from": before for seq, (before, _) in events},
+            **{f"e{seq}_to": state for seq, (_, state) in events},
+            **(_attempt_params(attempt) if attempt is not None else {}),
             "lease_s": lease_s,
             "backoff_lease_s": backoff_lease_s,
             "lease_until": action.created_at + lease_s,
@@ -373,7 +386,7 @@ class PostgresLedger:
         def claim(conn: psycopg.Connection[tuple[Any, ...]]) -> tuple[Action, bool]:
             while True:
                 if conn.execute(statement, params).rowcount:
-                    return action, True
+                    return stored, True
                 row = conn.execute(f"{_SELECT} WHERE idempotency_key = %s", (action.idempotency_key,)).fetchone()
                 if row is not None:  # READ COMMITTED: the winner's row, committed before our insert gave way
                     return _action(row), False

@@ -35,10 +35,12 @@ from quiver.runtime.ledger import (
     StateConflict,
     UnknownAction,
     check_transition_request,
+    creation_events,
+    creation_path,
     recovery_state,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: actions.event_count (the events' next seq without a MAX(seq) subquery)
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 _ACTION_COLUMNS = (
@@ -49,6 +51,14 @@ _ACTION_COLUMNS = (
 # an attempt written `in_flight` before dispatch gets its ending (the start stays)
 _ATTEMPT_ENDING = ", ".join(f"{c} = excluded.{c}" for c in ("ended_at", "outcome", "error_type", "error"))
 _SELECT = f"SELECT {', '.join(_ACTION_COLUMNS)} FROM actions"
+_SELECT_COUNTED = f"SELECT {', '.join(_ACTION_COLUMNS)}, event_count FROM actions"
+_INSERT_EVENT = "INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)"
+_MIGRATIONS = {  # from version N to N + 1
+    1: (
+        "ALTER TABLE actions ADD COLUMN event_count INTEGER NOT NULL DEFAULT 1",
+        "UPDATE actions SET event_count = (SELECT COALESCE(MAX(seq), 1) FROM events WHERE action_id = actions.id)",
+    ),
+}
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE actions (
@@ -73,7 +83,8 @@ _SCHEMA = (
         result TEXT,
         error_type TEXT,
         error TEXT,
-        owner TEXT
+        owner TEXT,
+        event_count INTEGER NOT NULL DEFAULT 1
     )""",
     "CREATE INDEX actions_state ON actions (state)",
     "CREATE INDEX actions_created ON actions (created_at)",
@@ -157,23 +168,26 @@ class SqliteLedger:
 
     # --- the LedgerStore protocol -------------------------------------------------------------------
 
-    async def create_action(self, action: Action) -> tuple[Action, bool]:
+    async def create_action(
+        self, action: Action, *, then: Sequence[State] = (), attempt: Attempt | None = None
+    ) -> tuple[Action, bool]:
         if action.state != "proposed":
             raise ValueError(f"a new action starts as proposed, not {action.state}")
-        values = tuple(getattr(action, column) for column in _ACTION_COLUMNS)
+        path = creation_path(then)
+        stored = replace(action, state=path[-1])
+        values = (*(getattr(stored, column) for column in _ACTION_COLUMNS), len(path))
         with self._write() as db:
             inserted = db.execute(
-                f"INSERT INTO actions ({', '.join(_ACTION_COLUMNS)}) VALUES ({', '.join('?' * len(values))})"
-                " ON CONFLICT (idempotency_key) DO NOTHING",
+                f"INSERT INTO actions ({', '.join(_ACTION_COLUMNS)}, event_count)"
+                f" VALUES ({', '.join('?' * len(values))}) ON CONFLICT (idempotency_key) DO NOTHING",
                 values,
             ).rowcount
             if inserted:
-                db.execute(
-                    "INSERT INTO events (action_id, seq, at, from_state, to_state, detail)"
-                    " VALUES (?, 1, ?, NULL, ?, NULL)",
-                    (action.id, action.created_at, action.state),
-                )
-                return action, True
+                events = [(action.id, seq, action.created_at, *step, None) for seq, step in creation_events(path)]
+                db.executemany(_INSERT_EVENT, events)
+                if attempt is not None:
+                    self._insert_attempt(db, attempt)
+                return stored, True
             row = db.execute(f"{_SELECT} WHERE idempotency_key = ?", (action.idempotency_key,)).fetchone()
             return _action(row), False
 
@@ -287,25 +301,17 @@ class SqliteLedger:
         attempt: Attempt | None = None,
     ) -> Action:
         names = sorted(fields)
-        sets = ", ".join(["state = ?", "updated_at = ?", *(f"{name} = ?" for name in names)])
-        marks = ", ".join("?" * len(from_states))
-        row = db.execute(f"{_SELECT} WHERE id = ?", (action_id,)).fetchone()
+        sets = ", ".join(["state = ?", "updated_at = ?", "event_count = ?", *(f"{name} = ?" for name in names)])
+        row = db.execute(f"{_SELECT_COUNTED} WHERE id = ?", (action_id,)).fetchone()
         if row is None:
             raise UnknownAction(action_id)
-        current = _action(row)
+        current, seq = _action(row[:-1]), int(row[-1]) + 1  # the read is under the write lock (BEGIN IMMEDIATE)
         if current.state not in from_states:
             raise StateConflict(current, from_states)
-        updated = db.execute(
-            f"UPDATE actions SET {sets} WHERE id = ? AND state IN ({marks})",
-            (to_state, at, *(fields[name] for name in names), action_id, *from_states),
-        ).rowcount
-        if not updated:  # only possible where the read above is not under the write lock (PostgreSQL)
-            raise StateConflict(_action(db.execute(f"{_SELECT} WHERE id = ?", (action_id,)).fetchone()), from_states)
         db.execute(
-            "INSERT INTO events (action_id, seq, at, from_state, to_state, detail)"
-            " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM events WHERE action_id = ?",
-            (action_id, at, current.state, to_state, detail, action_id),
+            f"UPDATE actions SET {sets} WHERE id = ?", (to_state, at, seq, *(fields[name] for name in names), action_id)
         )
+        db.execute(_INSERT_EVENT, (action_id, seq, at, current.state, to_state, detail))
         if attempt is not None:
             self._insert_attempt(db, attempt)
         return replace(current, state=to_state, updated_at=at, **fields)
@@ -345,6 +351,11 @@ class SqliteLedger:
                 raise SchemaVersionError(
                     f"ledger {self.path} has schema version {version}; this quiver reads up to {SCHEMA_VERSION}"
                 )
+            if version < SCHEMA_VERSION:  # in the same write transaction: all or nothing
+                for step in range(version, SCHEMA_VERSION):
+                    for statement in _MIGRATIONS[step]:
+                        db.execute(statement)
+                db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
 def _action(row: Sequence[JSON]) -> Action:

@@ -29,6 +29,7 @@ class CallRequest:
     idempotency_key: str | None = None
     call_id: str | None = None  # the MCP request id, for traces
     meta: Mapping[str, JSON] = field(default_factory=dict)
+    description: str | None = None  # the tool's description, for traces (gen_ai.tool.description)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,12 @@ class DirectExecutor:
     """Dispatch once, no ledger: for tests and `quiver serve --no-ledger`."""
 
     async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
+        from quiver.runtime.telemetry import direct_span
+
+        with direct_span(request) as finish:
+            return finish(await self._execute(request, dispatch))
+
+    async def _execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
         timeout_s = float(request.policy.get("timeout_ms", 30_000)) / 1000
         try:
             result = await dispatch(request, {}, timeout_s)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from quiver.runtime._exec_outcome import _text
-from quiver.runtime.ledger import JSON, Action, StateConflict, canonical_json, clip
+from quiver.runtime.ledger import JSON, Action, ActionFilter, StateConflict, canonical_json, clip
 from quiver.runtime.protocol import CallRequest, Dispatch
 from quiver.runtime.transient import result_text
 
@@ -45,6 +45,7 @@ logger = logging.getLogger("quiver.runtime.executor")
 Verdict = Literal["succeeded", "failed_final"]
 RECONCILE_INITIAL_S = 1.0  # the wait before a sweep asks about an unsettled action again
 RECONCILE_MAX_S = 300.0
+PROBE_MIN_TIMEOUT_S = 10.0  # a probe waits at least this long (its server may be starting): a read, safe to wait for
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +144,8 @@ async def reconcile_action(
     path, no answer or an unclear one leaves it `unknown_outcome`; if another executor settled it
     meanwhile, that action is returned.
     """
+    from quiver.runtime._exec_policy import attempt_once  # it imports this module
+
     spec = policy.reconcile
     assert spec is not None
     arguments = reconcile_arguments(spec, action)
@@ -154,14 +157,16 @@ async def reconcile_action(
             action.id, spec.tool,
         )  # fmt: skip
         return action
+    # the write's timeout, but never less than PROBE_MIN_TIMEOUT_S: the probe often (re)starts the server
+    timeout_s = max(policy.timeout_s, PROBE_MIN_TIMEOUT_S)
     probe = CallRequest(
         server=action.server, tool=spec.tool, arguments=arguments, tool_sha256=spec.tool_sha256,
         policy={"side_effect": "read_only", "idempotent": True, "approval": "never",
-                "timeout_ms": int(policy.timeout_s * 1000)},
+                "timeout_ms": int(timeout_s * 1000)},
         session_id=action.session_id, requester="quiver-reconcile",
     )  # fmt: skip
     try:
-        result = await executor._attempt(dispatch, probe, {}, policy.timeout_s)
+        result = await attempt_once(dispatch, probe, {}, timeout_s)
     except Exception as exc:  # the reconcile tool could not answer: the action stays unknown_outcome
         logger.info("reconcile of action %s via %s failed: %r", action.id, spec.tool, exc)
         return action
@@ -197,7 +202,6 @@ async def reconcile_pending(
     backoff: an action whose probe settled nothing is asked again after RECONCILE_INITIAL_S, then
     twice as long each time, up to RECONCILE_MAX_S."""
     from quiver.runtime._exec_policy import ExecPolicy
-    from quiver.runtime.ledger import ActionFilter
 
     settled_now: list[Action] = []
     for action in await executor.store.list(ActionFilter(states=("unknown_outcome",))):

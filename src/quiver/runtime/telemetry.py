@@ -1,25 +1,37 @@
-"""OpenTelemetry for tool execution: one `execute_tool {tool}` span per action, one event per attempt.
+"""OpenTelemetry for tool execution: one `execute_tool {tool}` span per call, one event per attempt.
 
 Spans follow the GenAI semantic conventions (Development status) for "execute tool": kind INTERNAL,
-`gen_ai.operation.name = execute_tool`, `gen_ai.tool.name`, `gen_ai.tool.call.id` (the MCP request id,
-when known), `gen_ai.tool.type = extension`, and `error.type` when the action fails (`tool_error` for
-a result with isError true, else the error class, e.g. `UpstreamTimeout`). quiver adds
-`quiver.server`, `quiver.action_id`, `quiver.idempotency_key`, `quiver.attempt` (attempts made),
-`quiver.state` (ledger state at return), `quiver.side_effect` and `quiver.replayed`. Each attempt is a
-span event `quiver.attempt` with its number, outcome, error type and duration.
+`gen_ai.operation.name = execute_tool`, `gen_ai.tool.name`, `gen_ai.tool.description`,
+`gen_ai.tool.call.id` (the ledger's action id: unique per call, unlike the JSON-RPC id, which restarts
+every session and is kept as `jsonrpc.request.id`), `gen_ai.tool.type = extension`, and `error.type`
+when the call fails (`tool_error` for a result with isError true, else the error class, e.g.
+`UpstreamTimeout`). quiver adds `quiver.server`, `quiver.action_id`, `quiver.idempotency_key`,
+`quiver.attempt` (attempts made), `quiver.state` (ledger state at return), `quiver.side_effect` and
+`quiver.replayed`. Each attempt is a span event `quiver.attempt` with its number, outcome, error type
+and duration. A call the gateway turns away before the executor (a tool outside the agent's set,
+invalid arguments, a schema mismatch) gets the same span, ended at once, with `error.type`
+(`refused`, `invalid_arguments`, `schema_mismatch`, `upstream_unavailable`).
+
+One span per call: the mcp SDK's own server span for `tools/call` also claims `execute_tool`, so the
+gateway replaces it (`telemetry_mcp.ToolCallTracing`) with the caller's trace context and the MCP
+attributes (`mcp.method.name`, `mcp.protocol.version`, `jsonrpc.request.id`) carried on quiver's span.
 
 Only opentelemetry-api is imported here. Without a configured SDK the API hands out non-recording
 spans and the helpers below skip building attributes, so tracing costs next to nothing.
 `configure_tracing` installs the SDK with an OTLP/HTTP exporter only when an endpoint is configured
-(argument, or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `OTEL_EXPORTER_OTLP_ENDPOINT`); that needs the
-`otlp` extra (`pip install 'agent-quiver[otlp]'`).
+(argument, or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `OTEL_EXPORTER_OTLP_ENDPOINT`) and
+`OTEL_TRACES_EXPORTER` is not `none`; the resource honours `OTEL_SERVICE_NAME` and
+`OTEL_RESOURCE_ATTRIBUTES`. That needs the `otlp` extra (`pip install 'agent-quiver[otlp]'`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
@@ -27,10 +39,16 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from quiver import __version__
 from quiver.errors import ConfigError
 
+if TYPE_CHECKING:
+    from quiver.runtime.protocol import CallOutcome, CallRequest
+
 TRACER_NAME = "quiver"
 SPAN_EVENT_ATTEMPT = "quiver.attempt"
 FAILED_STATES = frozenset({"failed_final", "unknown_outcome"})
 _ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+DEFAULT_SERVICE_NAME = "quiver"
+# MCP attributes of the request being served (set by telemetry_mcp.ToolCallTracing), for the tool span
+MCP_ATTRIBUTES: ContextVar[Mapping[str, str] | None] = ContextVar("quiver_mcp_attributes", default=None)
 
 
 def get_tracer() -> Tracer:
@@ -49,14 +67,32 @@ def otlp_endpoint(endpoint: str | None, environ: Mapping[str, str]) -> str | Non
     return None
 
 
-def configure_tracing(
-    endpoint: str | None = None, *, environ: Mapping[str, str], service_name: str = "quiver"
-) -> Any | None:
+def resource_attributes(environ: Mapping[str, str]) -> dict[str, str]:
+    """The resource: `OTEL_RESOURCE_ATTRIBUTES` (`k=v,k2=v2`, percent-encoded values), with
+    `service.name` from `OTEL_SERVICE_NAME`, else from those attributes, else `quiver`. Pure."""
+    attributes: dict[str, str] = {}
+    for item in environ.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            attributes[key.strip()] = unquote(value.strip())
+    service = environ.get("OTEL_SERVICE_NAME", "").strip() or attributes.get("service.name") or DEFAULT_SERVICE_NAME
+    attributes["service.name"] = service
+    attributes.setdefault("service.version", __version__)
+    return attributes
+
+
+def exporter_disabled(environ: Mapping[str, str]) -> bool:
+    """`OTEL_TRACES_EXPORTER=none`: no spans leave the process, whatever endpoint is set."""
+    names = {n.strip().lower() for n in environ.get("OTEL_TRACES_EXPORTER", "").split(",") if n.strip()}
+    return bool(names) and names <= {"none"}
+
+
+def configure_tracing(endpoint: str | None = None, *, environ: Mapping[str, str]) -> Any | None:
     """Install an SDK TracerProvider exporting over OTLP/HTTP when an endpoint is configured.
 
     Returns the provider (call `.shutdown()` on exit to flush), or None when nothing is configured."""
     url = otlp_endpoint(endpoint, environ)
-    if url is None:
+    if url is None or exporter_disabled(environ):
         return None
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[import-not-found,unused-ignore]
@@ -70,7 +106,7 @@ def configure_tracing(
             f"OTLP export to {url} needs the OpenTelemetry SDK and OTLP exporter ({exc.name} is missing)",
             hint="pip install 'agent-quiver[otlp]', or unset OTEL_EXPORTER_OTLP_ENDPOINT",
         ) from None
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    provider = TracerProvider(resource=Resource.create(resource_attributes(environ)))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
     trace.set_tracer_provider(provider)
     return provider
@@ -85,6 +121,7 @@ class ActionSpan:
 
     def bind(self, *, action_id: str, idempotency_key: str, side_effect: str | None = None) -> None:
         if self.recording:
+            self.span.set_attribute("gen_ai.tool.call.id", action_id)
             self.span.set_attribute("quiver.action_id", action_id)
             self.span.set_attribute("quiver.idempotency_key", idempotency_key)
             if side_effect is not None:
@@ -113,22 +150,92 @@ class ActionSpan:
             self.span.set_status(Status(StatusCode.ERROR, state))
 
 
-@contextmanager
-def action_span(
-    tracer: Tracer, *, server: str, tool: str, call_id: str | None, side_effect: str | None
-) -> Iterator[ActionSpan]:
-    """Start `execute_tool {tool}` as the current span (so upstream client spans nest under it)."""
+def _tool_attributes(server: str, tool: str, call_id: str | None, description: str | None) -> dict[str, str]:
     attributes: dict[str, str] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": tool,
         "gen_ai.tool.type": "extension",
         "quiver.server": server,
     }
+    if description:
+        attributes["gen_ai.tool.description"] = description
+    attributes.update(MCP_ATTRIBUTES.get() or {})
     if call_id is not None:
-        attributes["gen_ai.tool.call.id"] = call_id
+        attributes["jsonrpc.request.id"] = call_id
+    return attributes
+
+
+@contextmanager
+def action_span(
+    tracer: Tracer,
+    *,
+    server: str,
+    tool: str,
+    call_id: str | None,
+    side_effect: str | None,
+    description: str | None = None,
+) -> Iterator[ActionSpan]:
+    """Start `execute_tool {tool}` as the current span (so upstream client spans nest under it).
+    `call_id` is the JSON-RPC request id; `gen_ai.tool.call.id` is set by `ActionSpan.bind`."""
+    attributes = _tool_attributes(server, tool, call_id, description)
     if side_effect is not None:
         attributes["quiver.side_effect"] = side_effect
     with tracer.start_as_current_span(
         f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes, record_exception=True
     ) as span:
         yield ActionSpan(span)
+
+
+def rejected_call_span(
+    *, server: str, tool: str, error_type: str, message: str, description: str | None = None, call_id: str | None = None
+) -> None:
+    """The span of a call turned away before the executor: `execute_tool {tool}`, ended at once, ERROR."""
+    tracer = get_tracer()
+    span = tracer.start_span(
+        f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=_tool_attributes(server, tool, call_id, description)
+    )
+    if span.is_recording():
+        span.set_attribute("error.type", error_type)
+        span.set_attribute("quiver.state", "refused")
+        span.set_status(Status(StatusCode.ERROR, message[:200]))
+    span.end()
+
+
+class _Tool(Protocol):
+    @property
+    def server(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+
+
+def rejected_tool_span(tool: _Tool, error_type: str, message: str) -> None:
+    """`rejected_call_span` for a tool of the manifest."""
+    rejected_call_span(
+        server=tool.server, tool=tool.name, error_type=error_type, message=message, description=tool.description
+    )
+
+
+@contextmanager
+def direct_span(request: CallRequest) -> Iterator[Callable[[CallOutcome], CallOutcome]]:
+    """The span of a call run without a ledger (`serve --no-ledger`): no action id, so
+    `gen_ai.tool.call.id` is a fresh UUID. Yields `finish(outcome) -> outcome`."""
+    side_effect = request.policy.get("side_effect")
+    with action_span(
+        get_tracer(),
+        server=request.server,
+        tool=request.tool,
+        call_id=request.call_id,
+        side_effect=side_effect if isinstance(side_effect, str) else None,
+        description=request.description,
+    ) as span:
+        if span.recording:
+            span.span.set_attribute("gen_ai.tool.call.id", uuid.uuid4().hex)
+
+        def finish(outcome: CallOutcome) -> CallOutcome:
+            error = "tool_error" if outcome.result.get("isError") else None
+            span.finish(state=outcome.state, attempts=outcome.attempts, error_type=error)
+            return outcome
+
+        yield finish

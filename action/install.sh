@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install quiver for the Action. QUIVER_INSTALL: "pinned" = agent-quiver at this action's own version (read
+# from the action's pyproject.toml, so `uses: ...@v0.1.0` runs quiver 0.1.0); "source" = this checkout;
+# anything else = a pip requirement. `install.sh --requirement` prints what would be installed.
+set -euo pipefail
+
+action_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="$(command -v python3 || command -v python || true)"
+if [ -z "$python" ]; then
+  echo "::error title=quiver::no python3 on PATH: quiver needs Python 3.11 or later (set the python-version input)"
+  exit 2
+fi
+if ! "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+  found="$("$python" -c 'import platform; print(platform.python_version())')"
+  echo "::error title=quiver::quiver needs Python 3.11 or later, found $found (set the python-version input)"
+  exit 2
+fi
+
+requirement() {
+  case "${QUIVER_INSTALL:-pinned}" in
+    pinned)
+      version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_dir/pyproject.toml" | head -n 1)"
+      if [ -z "$version" ]; then
+        echo "cannot read this action's version from $action_dir/pyproject.toml" >&2
+        exit 2
+      fi
+      echo "agent-quiver==$version"
+      ;;
+    source) echo "$action_dir" ;;
+    *) echo "$QUIVER_INSTALL" ;;
+  esac
+}
+
+req="$(requirement)"
+if [ "${1:-}" = "--requirement" ]; then
+  echo "$req"
+  exit 0
+fi
+echo "installing $req"
+"$python" -m pip install --quiet "$req"

@@ -1,0 +1,110 @@
+"""The terminal side: `--format json` for compile's table, budget and explain, and the progress line on
+stderr that only a terminal gets."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from quiver.cli import cli
+
+
+def run(root: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, [*args, "--project", str(root)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _manifests(demo: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted((demo / "build" / "quiver").glob("*.json")):
+        if path.name != "index.json" and path.name.count(".") == 1:
+            m = json.loads(path.read_text(encoding="utf-8"))
+            out[m["agent"]["id"]] = m
+    return out
+
+
+def test_compile_and_budget_print_the_same_json_table(demo: Path) -> None:
+    code, out, err = run(demo, "compile", "--format", "json")
+    assert code == 0, err
+    compiled = json.loads(out)
+    code, out, err = run(demo, "budget", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == compiled
+    manifests = _manifests(demo)
+    assert [row["agent"] for row in compiled["agents"]] == sorted(manifests)
+    for row in compiled["agents"]:
+        m = manifests[row["agent"]]
+        assert row["budget"] == m["budget"]
+        assert row["tool_search"] == {"active": m["tool_search"]["active"], "reason": m["tool_search"]["reason"]}
+    total = compiled["total"]
+    assert total["agents"] == len(manifests)
+    assert total["initial_tokens"] == sum(m["budget"]["initial_tokens"] for m in manifests.values())
+    assert total["baseline_tokens"] == sum(m["budget"]["baseline_tokens"] for m in manifests.values())
+
+
+def test_explain_json_names_each_tools_decision_and_source(demo: Path) -> None:
+    run(demo, "compile", "-q")
+    code, out, err = run(demo, "explain", "ops", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    manifest = _manifests(demo)["ops"]
+    assert doc["agent"] == "ops" and doc["budget"] == manifest["budget"]
+    by_tool = {(t["server"], t["tool"]): t for t in doc["tools"]}
+    assert set(by_tool) == {(t["server"], t["name"]) for t in manifest["tools"]}
+    issue_write = by_tool[("github", "issue_write")]
+    assert issue_write["load"] == "preloaded" and issue_write["rule"] == 4
+    assert issue_write["source"] == ".claude/agents/ops.md:5:57"
+    code, out, _ = run(demo, "explain", "ops", "github/issue_write", "--format", "json")
+    assert [t["tool"] for t in json.loads(out)["tools"]] == ["issue_write"]
+
+
+def _on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """Run quiver with stderr on a pseudo-terminal (stdout a pipe): exit code, stdout, what the tty got."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "QUIVER_PROGRESS_DELAY": "0", "TERM": "xterm", "NO_COLOR": "1"}
+    out_file = cwd.parent / "stdout.txt"
+    with out_file.open("wb") as stdout_sink:  # a file, not a pipe: a full pipe would block the child
+        argv = [sys.executable, "-m", "quiver", *args]
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=stdout_sink, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=120)
+    os.close(master)
+    return proc.returncode, out_file.read_text(encoding="utf-8"), seen.decode("utf-8", "replace")
+
+
+def test_progress_goes_to_a_terminal_and_is_erased_before_the_result(demo: Path) -> None:
+    code, out, tty = _on_a_terminal(["compile", "-C", str(demo)], demo)
+    assert code == 0
+    assert "compiling agents " in tty and "/4 (" in tty
+    assert tty.rstrip().endswith("to build/quiver/")  # the last thing shown is the result, not the bar
+    last = tty.rindex("compiling agents")
+    assert "\x1b[2K" in tty[last:]  # erased
+    assert "compiling" not in out and "\x1b" not in out
+    code, _, tty = _on_a_terminal(["lint", "-C", str(demo)], demo)
+    assert "linting " in tty
+
+
+def test_no_progress_off_a_terminal(demo: Path) -> None:
+    env = {**os.environ, "QUIVER_PROGRESS_DELAY": "0", "TERM": "xterm"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "compile", "-C", str(demo)], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0
+    assert "compiling agents" not in proc.stderr and "\x1b" not in proc.stderr

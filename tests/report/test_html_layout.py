@@ -1,0 +1,151 @@
+"""The budget page of a 112-agent project in headless Chromium at 1400 and 390 px: nothing overflows,
+the overview bars are proportional to tokens across agents, and the table sorts and filters.
+
+The DOM is measured by a probe script appended to a copy of the page (the page itself is untouched);
+it clicks the table's headings, types into the filter and writes what it saw into the DOM, which
+Chromium's `--dump-dom` returns.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_html import run_chromium
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(os.environ.get("QUIVER_SHARED", ROOT.parent / "shared")) / "corpus"  # as tests/conftest.py
+DEMO = ROOT / "examples" / "demo"
+PROBE = """
+<script>
+(function(){
+var out={width:window.innerWidth,scroll:document.documentElement.scrollWidth,offenders:[]};
+document.querySelectorAll("body *").forEach(function(el){
+  var r=el.getBoundingClientRect();
+  if(r.width>0&&r.right>window.innerWidth+0.5&&!el.closest("pre")&&out.offenders.length<5){
+    out.offenders.push(el.tagName+"."+el.className+" right="+Math.round(r.right));}
+});
+out.bars=Array.prototype.map.call(document.querySelectorAll(".ov"),function(li){
+  var w=0;li.querySelectorAll(".preloaded,.meta,.index").forEach(function(s){w+=s.getBoundingClientRect().width;});
+  return [li.dataset.agent,Number(li.dataset.tokens),w,li.querySelector(".ov-track").getBoundingClientRect().width];
+});
+function order(){return Array.prototype.map.call(document.querySelectorAll("#agents tbody tr"),function(r){
+  return r.hidden?null:r.dataset.agent;}).filter(function(x){return x!==null;});}
+function click(key){document.querySelector('#agents th button[data-key="'+key+'"]').click();}
+out.initial=order();
+click("agent");out.byName=order();
+click("agent");out.byNameDesc=order();
+click("baseline");out.byBaseline=order();
+var f=document.getElementById("filter");f.value="mcp-expert";f.dispatchEvent(new Event("input"));
+out.filtered=order();out.shown=document.getElementById("shown").textContent;
+out.reasons=Array.prototype.map.call(document.querySelectorAll("#agents tbody tr"),function(r){
+  return [r.dataset.agent,r.querySelector("td.why").textContent];});
+var target=window.parent.document,pre=target.createElement("pre");pre.id="probe";
+pre.textContent=JSON.stringify(out);target.body.appendChild(pre);
+})();
+</script>
+"""
+
+
+@pytest.fixture(scope="module")
+def big_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's servers and lock with the 112 real agents of awesome-copilot, compiled."""
+    corpus = CORPUS
+    assert corpus.is_dir(), f"the shared corpus is missing at {corpus} (set QUIVER_SHARED)"
+    root = tmp_path_factory.mktemp("p112") / "project"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("build", ".quiver", ".claude", "agents"))
+    shutil.copytree(corpus / "awesome-copilot" / "agents", root / ".github" / "agents")
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "compile", "-q", "-C", str(root)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode in (0, 2), proc.stderr[-2000:]  # the corpus names servers the demo lacks (AGT010)
+    assert len(list((root / "build" / "quiver").glob("*.json"))) == 113
+    page = root / "report.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "budget", "-C", str(root), "--html", str(page)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return root
+
+
+def _probe(project: Path, tmp_path: Path, width: int) -> dict[str, Any]:
+    """The page with the probe, in an iframe `width` px wide (a headless window is at least 500 px)."""
+    page = (project / "report.html").read_text(encoding="utf-8").replace("</body>", PROBE + "</body>")
+    probed = tmp_path / f"probe-{width}.html"
+    probed.write_text(
+        '<!DOCTYPE html><html><body style="margin:0">'
+        f'<iframe style="border:0;width:{width}px;height:900px" srcdoc="{html.escape(page, quote=True)}"></iframe>'
+        "</body></html>",
+        encoding="utf-8",
+    )
+    dom = run_chromium(probed, tmp_path / f"profile-{width}", "--dump-dom", "--window-size=1600,1000")
+    match = re.search(r'<pre id="probe">(.*?)</pre>', dom.stdout.decode("utf-8"), re.DOTALL)
+    assert match, "the probe did not run"
+    result: dict[str, Any] = json.loads(html.unescape(match.group(1)))
+    return result
+
+
+def _manifests(project: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in (project / "build" / "quiver").glob("*.json"):
+        if path.name != "index.json":
+            m = json.loads(path.read_text(encoding="utf-8"))
+            out[m["agent"]["id"]] = m
+    return out
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_112_agent_page_fits_the_screen_and_its_overview_is_on_one_scale(
+    big_project: Path, tmp_path: Path, width: int
+) -> None:
+    probe = _probe(big_project, tmp_path, width)
+    assert probe["width"] == width
+    assert probe["scroll"] <= width, probe["offenders"]
+    assert probe["offenders"] == []
+    manifests = _manifests(big_project)
+    bars = probe["bars"]
+    assert len(bars) == len(manifests) == 112
+    tokens = [t for _, t, _, _ in bars]
+    assert tokens == sorted(tokens, reverse=True)  # heaviest first
+    (heaviest, top, top_px, track) = bars[0]
+    assert top == manifests[heaviest]["budget"]["initial_tokens"] > 0 and track > 100
+    for agent, value, px, _ in bars:
+        assert value == manifests[agent]["budget"]["initial_tokens"]
+        assert px == pytest.approx(top_px * value / top, abs=1.5), agent  # one scale for every agent
+
+
+def test_the_table_sorts_by_any_heading_and_filters(big_project: Path, tmp_path: Path) -> None:
+    probe = _probe(big_project, tmp_path, 1400)
+    manifests = _manifests(big_project)
+
+    def key(agent: str, field: str) -> int:
+        return int(manifests[agent]["budget"][field])
+
+    initial = probe["initial"]
+    assert len(initial) == 112
+    up_front = [key(a, "initial_tokens") for a in initial]
+    assert up_front == sorted(up_front, reverse=True)
+    by_name = probe["byName"]
+    assert sorted(by_name) == sorted(initial)
+    firsts = [a[0].lower() for a in by_name]  # the browser's collation orders within a letter; letters ascend
+    assert firsts == sorted(firsts) and by_name != initial
+    assert probe["byNameDesc"] == list(reversed(probe["byName"]))
+    baseline = [key(a, "baseline_tokens") for a in probe["byBaseline"]]
+    assert baseline == sorted(baseline, reverse=True)
+    assert probe["filtered"] and all("mcp-expert" in a for a in probe["filtered"])
+    assert probe["shown"] == str(len(probe["filtered"]))
+    reasons = dict(probe["reasons"])
+    for agent in initial[:4]:  # the heavy agents say why tool search is off for them and what costs most
+        assert "does not support tool search" in reasons[agent]
+        assert "top cost" in reasons[agent]
