@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver.model import JSON
-from quiver.runtime.usage import USAGE_DIR, read_usage
+from quiver.sources.usage_log import USAGE_DIR, read_usage
 from quiver.stats import AgentStats, ToolStats, UsageStats, parse_since, summarize
 
 FORMATS = ("text", "json")

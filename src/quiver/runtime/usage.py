@@ -24,11 +24,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Protocol
+
+from quiver.sources.usage_log import FORMAT_VERSION, USAGE_DIR, UsageLog, read_usage
 
 __all__ = [
     "USAGE_DIR",
@@ -45,8 +46,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-USAGE_DIR = ".quiver/usage"
-FORMAT_VERSION = 1
 PROJECT_MARKERS = ("quiver.toml", "pyproject.toml", ".mcp.json", ".git")
 MAX_OPEN_SESSIONS = 4096  # sessions remembered for their agent id when the gateway never ends them
 
@@ -194,53 +193,3 @@ class NullRecorder:
 def _check(value: str, allowed: tuple[str, ...], name: str) -> None:
     if value not in allowed:
         raise ValueError(f"usage event: `{name}` must be one of {', '.join(allowed)}, not {value!r}")
-
-
-# ---------------------------------------------------------------------------------------------- reading
-
-
-@dataclass(frozen=True, slots=True)
-class UsageLog:
-    """The events of the usage files read, in file order, and the lines that were not events."""
-
-    events: tuple[dict[str, Any], ...]
-    skipped: tuple[str, ...]  # "file:line: why"
-    files: tuple[str, ...]
-
-
-def read_usage(path: Path) -> UsageLog:
-    """Read one usage file, or every `*.jsonl` of a directory (sorted). A missing path reads as empty."""
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".jsonl" and p.is_file())
-    elif path.is_file():
-        files = [path]
-    else:
-        files = []
-    events: list[dict[str, Any]] = []
-    skipped: list[str] = []
-    for file in files:
-        for item in _iter_file(file):
-            if isinstance(item, str):
-                skipped.append(item)
-            else:
-                events.append(item)
-    return UsageLog(tuple(events), tuple(skipped), tuple(str(f) for f in files))
-
-
-def _iter_file(file: Path) -> Iterator[dict[str, Any] | str]:
-    with file.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            where = f"{file}:{number}"
-            try:
-                value = json.loads(raw)
-            except (UnicodeDecodeError, ValueError):
-                yield f"{where}: not a JSON line (a write cut short?)"
-                continue
-            if not isinstance(value, dict) or not isinstance(value.get("event"), str):
-                yield f"{where}: not a usage event"
-            elif value.get("v") != FORMAT_VERSION:
-                yield f"{where}: usage format version {value.get('v')!r}, this quiver reads {FORMAT_VERSION}"
-            else:
-                yield value
