@@ -14,7 +14,8 @@ from quiver.commands._options import color as _color
 from quiver.commands._options import output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
-from quiver.compile import EMITTERS
+from quiver.commands.serve import LOG_LEVELS
+from quiver.host_exports import EMITTERS
 
 
 @click.group(cls=QuiverGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -279,7 +280,7 @@ def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -
 )
 @click.option(
     "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
+    type=click.Choice(LOG_LEVELS),
     default="info",
     show_default=True,
     help="Level of quiver's own log on stderr.",

@@ -20,7 +20,6 @@ from quiver.sources.token_cache import TokenCache
 from quiver.tokens import encoder_name, tool_payload
 
 MANIFEST_VERSION = 1
-EMITTERS = ("anthropic", "openai")  # host exports: quiver.host_exports
 
 
 @dataclass(frozen=True, slots=True)

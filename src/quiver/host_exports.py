@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from quiver.model import JSON
-from quiver.sources.token_cache import TokenCache
+if TYPE_CHECKING:  # types only: the CLI reads EMITTERS at start-up, so this module imports nothing of quiver
+    from quiver.model import JSON
+    from quiver.sources.token_cache import TokenCache
 
+EMITTERS = ("anthropic", "openai")  # `quiver compile --emit` choices
 ANTHROPIC_SEARCH: dict[str, JSON] = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 OPENAI_SEARCH: dict[str, JSON] = {"type": "tool_search"}
 _API_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -20,7 +20,6 @@ from quiver.project import Project, load_project
 from quiver.resolve import resolve_project
 from quiver.sources.baseline import read_baseline
 
-SUPPRESSIBLE_SUFFIXES = (".md", ".jsonc")
 SUPPRESSIBLE_FILES = (".vscode/mcp.json",)
 
 
