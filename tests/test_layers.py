@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.advise",
         "quiver.routes",
         "quiver.stats",
+        "quiver.usage_totals",
     ),
     ("quiver.report",),
     ("quiver.commands", "quiver.cli", "quiver.__main__"),
