@@ -6,7 +6,7 @@ import fnmatch
 from collections.abc import Collection, Mapping, Sequence
 
 from quiver.errors import UsageError
-from quiver.findings.catalog import CATALOG, resolve_id
+from quiver.findings.catalog import CATALOG, ids, resolve_id
 from quiver.model import Finding
 
 
@@ -24,7 +24,7 @@ def _expand(entries: Sequence[str], option: str, among: Collection[str]) -> set[
         if not matched:
             from quiver.suggest import did_you_mean
 
-            choices = [*(e.code for e in CATALOG), *(e.name for e in CATALOG), *{e.prefix for e in CATALOG}]
+            choices = [*ids(), *sorted({e.prefix for e in CATALOG})]
             raise UsageError(
                 f"unknown rule or prefix `{entry}` in {option}",
                 hint=did_you_mean(entry, choices, "run `quiver rule --all`"),
