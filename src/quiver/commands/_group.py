@@ -31,7 +31,9 @@ class QuiverGroup(click.Group):
             raise
         except BrokenPipeError:
             ctx.exit(1)
-        except Exception:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # a bug, also one that escapes as a BaseException (an asyncio CancelledError)
             import traceback
 
             click.echo(f"internal error: quiver {__version__}, Python {sys.version.split()[0]}", err=True)

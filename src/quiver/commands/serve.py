@@ -76,7 +76,8 @@ def run(
     no_ledger: bool = False,
     project: Path | None = None,
 ) -> int:
-    """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code.
+    """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code:
+    0 when the client left, 130 after SIGINT, 143 after SIGTERM.
 
     The project (`-C`, else the manifest's nearest ancestor with a quiver config, an MCP config or
     `.git`, else the working directory) holds both the usage records and the durable ledger every
@@ -119,14 +120,14 @@ def run(
     )
     try:
         if address is None:
-            anyio.run(serve_stdio, gateway)
+            code = anyio.run(serve_stdio, gateway)
         else:
             assert bearer is not None
-            anyio.run(partial(serve_http, gateway, address[0], address[1], bearer, ready=write_ready))
+            code = anyio.run(partial(serve_http, gateway, address[0], address[1], bearer, ready=write_ready))
     finally:
         if provider is not None:
             provider.shutdown()
-    return 0
+    return code
 
 
 def check_inputs(servers: Mapping[str, ManifestServer], environ: Mapping[str, str]) -> None:

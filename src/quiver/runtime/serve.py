@@ -21,6 +21,8 @@ import socket
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator, MutableMapping
+from functools import partial
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -45,8 +47,10 @@ STOP_GRACE_S = 2.0  # for the calls in flight to be cancelled and recorded after
 MCP_PATH = "/mcp"
 
 
-async def serve_stdio(gateway: Gateway) -> None:
-    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT.
+async def serve_stdio(gateway: Gateway) -> int:
+    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT; returns the exit code.
+
+    0 when the client left, 128 + the signal's number after a signal (130 SIGINT, 143 SIGTERM).
 
     Either way the calls in flight are cancelled first (the executor records each: a write in flight is
     `unknown_outcome`), then every upstream is stopped, while SIGTERM/SIGINT are still handled: a client
@@ -58,8 +62,9 @@ async def serve_stdio(gateway: Gateway) -> None:
     server = gateway.server
     serving = anyio.CancelScope()
     stopped = anyio.Event()
+    received: list[int] = []
     async with gateway, anyio.create_task_group() as tg:
-        tg.start_soon(_stop_on_signals, gateway, serving, stopped)
+        tg.start_soon(_stop_on_signals, gateway, serving, stopped, received)
         tg.start_soon(gateway.sweep_orphans, sweep_interval())
         transport = _stdio.stdio_streams() if _stdio.usable() else stdio_server()
         with serving:
@@ -70,6 +75,12 @@ async def serve_stdio(gateway: Gateway) -> None:
         logger.info("the client left: stopping the upstream servers")
         await gateway.upstreams.aclose()
         tg.cancel_scope.cancel()
+    return exit_code(received)
+
+
+def exit_code(received: list[int]) -> int:
+    """0 without a signal, else 128 + the first signal's number, as shells report a process a signal ended."""
+    return 128 + received[0] if received else 0
 
 
 def sweep_interval() -> float:
@@ -83,7 +94,9 @@ def sweep_interval() -> float:
     return value if value > 0 else DEFAULT_SWEEP_INTERVAL_S
 
 
-async def _stop_on_signals(gateway: Gateway, serving: anyio.CancelScope, stopped: anyio.Event) -> None:
+async def _stop_on_signals(
+    gateway: Gateway, serving: anyio.CancelScope, stopped: anyio.Event, received: list[int]
+) -> None:
     """On SIGTERM/SIGINT: cancel the calls in flight (they are recorded) and let serve_stdio stop the upstreams.
 
     The SDK's `stdio_server` (the fallback transport) reads stdin in a worker thread that a cancellation
@@ -93,6 +106,7 @@ async def _stop_on_signals(gateway: Gateway, serving: anyio.CancelScope, stopped
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             name = signal.Signals(signum).name
+            received.append(int(signum))
             if not serving.cancel_called:
                 logger.info("received %s: recording the calls in flight, then stopping the upstream servers", name)
                 serving.cancel()
@@ -105,13 +119,14 @@ async def _stop_on_signals(gateway: Gateway, serving: anyio.CancelScope, stopped
                 logger.info("received %s again: exiting now", name)
             logging.shutdown()
             sys.stderr.flush()
-            os._exit(0)
+            os._exit(exit_code(received))
 
 
 async def serve_http(
     gateway: Gateway, host: str, port: int, token: str, *, ready: Callable[[str], None] | None = None
-) -> None:
-    """Serve streamable HTTP at http://HOST:PORT/mcp, requiring `Authorization: Bearer TOKEN`."""
+) -> int:
+    """Serve streamable HTTP at http://HOST:PORT/mcp, requiring `Authorization: Bearer TOKEN`, until
+    SIGTERM/SIGINT; returns the exit code (128 + the signal's number, as `serve_stdio`)."""
     if not _is_loopback(host):
         logger.warning("listening on %s: reachable from other machines; the bearer token is the only guard", host)
     app = BearerAuth(gateway.server.streamable_http_app(host=host, streamable_http_path=MCP_PATH), token)
@@ -136,24 +151,37 @@ async def serve_http(
         async with gateway, anyio.create_task_group() as sweeps:
             sweeps.start_soon(gateway.sweep_orphans, sweep_interval())
             logger.info("serving agent `%s` at %s", gateway.manifest.agent_id, url)
-            if ready is not None:
-                ready(url)
-            await _Uvicorn(config).serve(sockets=[sock])
+            server = _Uvicorn(config, ready=partial(ready, url) if ready is not None else None)
+            await server.serve(sockets=[sock])
             sweeps.cancel_scope.cancel()
     finally:
         sock.close()
+    return exit_code(server.received)
 
 
 class _Uvicorn(uvicorn.Server):
     """uvicorn's server, stopping on SIGTERM/SIGINT without re-raising them afterwards: upstreams still run."""
 
+    def __init__(self, config: uvicorn.Config, ready: Callable[[], None] | None = None) -> None:
+        super().__init__(config)
+        self.received: list[int] = []
+        self._ready = ready  # told once SIGTERM/SIGINT are ours (the socket already listens)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.received.append(int(sig))
+        super().handle_exit(sig, frame)
+
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         if threading.current_thread() is not threading.main_thread():
+            if self._ready is not None:
+                self._ready()
             yield
             return
         original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
+            if self._ready is not None:
+                self._ready()
             yield
         finally:
             for sig, handler in original.items():

@@ -130,6 +130,7 @@ class _Connection:
     ready: anyio.Event = field(default_factory=anyio.Event)
     ended: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # its task's, for `aclose`
     lost: bool = False
 
     @property
@@ -237,8 +238,10 @@ class UpstreamManager:
         with anyio.move_on_after(SHUTDOWN_GRACE_S, shield=True):
             for conn in connections:
                 await conn.done.wait()
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+        # Each connection's own scope, not the task group's: that one encloses the caller too (a gateway
+        # still serving, its signal handler), which a cancellation from here must not reach.
+        for conn in list(self._running):
+            conn.scope.cancel()
 
     def startup_timeout_s(self, server: str) -> float:
         if self._startup_override is not None:
@@ -307,6 +310,15 @@ class UpstreamManager:
         timeout_s: float,
     ) -> None:
         """The connection's task: enter the transport and session, initialize, then wait for the end."""
+        with conn.scope:
+            await self._connect(conn, connect, timeout_s)
+
+    async def _connect(
+        self,
+        conn: _Connection,
+        connect: Callable[[], AbstractAsyncContextManager[TransportStreams]],
+        timeout_s: float,
+    ) -> None:
         try:
             with anyio.fail_after(timeout_s) as startup:
                 async with connect() as (read_stream, write_stream):
