@@ -254,3 +254,21 @@ def test_cli_resolve_settles_an_unknown_outcome(ledger: tuple[Path, dict[str, st
     path, ids = ledger
     code, out, _ = run(path.parent.parent, "resolve", ids["unknown"], "--state", "failed_final", "--note", "absent")
     assert code == 0 and "failed_final" in out
+
+
+def test_cli_migrate_calls_an_old_ledger_upgraded_then_up_to_date(ledger: tuple[Path, dict[str, str]]) -> None:
+    import sqlite3
+
+    from quiver.runtime.ledger_sqlite import SCHEMA_VERSION
+
+    path, ids = ledger
+    with sqlite3.connect(path) as raw:  # what schema version 1 wrote: no event_count column
+        raw.execute("ALTER TABLE actions DROP COLUMN event_count")
+        raw.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    root = path.parent.parent
+    code, out, _ = run(root, "migrate")
+    assert (code, out) == (0, f"upgraded ledger {path} from schema version 1 to {SCHEMA_VERSION}\n")
+    code, out, _ = run(root, "migrate")
+    assert (code, out) == (0, f"ledger {path} is up to date (schema version {SCHEMA_VERSION})\n")
+    code, out, _ = run(root, "show", ids["done"])
+    assert code == 0 and ids["done"] in out

@@ -141,9 +141,11 @@ def migrate(target: LedgerTarget | str, *, root: Path | None = None) -> str:
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot migrate ledger {where}: {exc}") from None
         try:
-            version = store.schema_version()
+            version, upgraded_from = store.schema_version(), store.upgraded_from
         finally:
             store.close()
+        if upgraded_from is not None:
+            return f"upgraded ledger {where} from schema version {upgraded_from} to {version}"
         if existed:
             return f"ledger {where} is up to date (schema version {version})"
         return f"created ledger {where} (schema version {version})"

@@ -131,6 +131,7 @@ class SqliteLedger:
         self._use_wal(busy_timeout_ms / 1000)
         self._conn.execute(f"PRAGMA synchronous = {synchronous}")
         self._conn.execute("PRAGMA foreign_keys = ON")
+        self.upgraded_from: int | None = None  # the schema version `_migrate` upgraded in place, if it did
         self._migrate()
 
     def _use_wal(self, budget_s: float) -> None:
@@ -356,6 +357,7 @@ class SqliteLedger:
                     for statement in _MIGRATIONS[step]:
                         db.execute(statement)
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+                self.upgraded_from = version
 
 
 def _action(row: Sequence[JSON]) -> Action:
