@@ -102,3 +102,34 @@ async def test_a_named_tool_of_an_unsnapshotted_server_says_which_server_and_wha
     message = " ".join(getattr(c, "text", "") for c in result.content)
     assert "server `notes` had no catalog in the lock file" in message, message
     assert "run `quiver snapshot --server notes`, then `quiver compile`" in message
+
+
+@pytest.mark.parametrize("existing", [None, "scratch/\n"])
+async def test_the_ledger_files_are_git_ignored_and_routes_yaml_is_not(
+    repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path, existing: str | None
+) -> None:
+    project = _compiled(repo_root, tmp_path)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".quiver").mkdir()
+    (project / ".quiver" / "routes.yaml").write_text("cases: []\n", encoding="utf-8")
+    if existing is not None:  # the user's own ignores are kept, the ledger's line added
+        (project / ".quiver" / ".gitignore").write_text(existing, encoding="utf-8")
+    manifest = project / "build" / "quiver" / "assistant.json"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "quiver", "serve", str(manifest)], env=upstream_env(), cwd=str(repo_root)
+    )
+    with anyio.fail_after(TEST_S), (tmp_path / "stderr").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.call_tool("calc__multiply", {"a": 2, "b": 3})
+    assert (project / ".quiver" / "ledger.db").is_file()
+    names = [".quiver/ledger.db", ".quiver/ledger.db-wal", ".quiver/ledger.db-shm", ".quiver/routes.yaml"]
+    ignored = subprocess.run(
+        ["git", "check-ignore", *names], cwd=project, capture_output=True, text=True, check=False
+    ).stdout.split()
+    assert ignored == names[:3]
+    gitignore = (project / ".quiver" / ".gitignore").read_text(encoding="utf-8")
+    assert gitignore.splitlines()[-1] == "ledger.db*"
+    assert existing is None or gitignore.startswith(existing)
+    status = subprocess.run(["git", "status", "--porcelain", "-uall"], cwd=project, capture_output=True, text=True)
+    assert " .quiver/routes.yaml" in status.stdout and "ledger.db" not in status.stdout

@@ -110,7 +110,9 @@ def open_ledger(
     if target.kind == "sqlite":
         from quiver.runtime.ledger_sqlite import SqliteLedger
 
-        return SqliteLedger(target.location)
+        store = SqliteLedger(target.location)
+        keep_out_of_git(target.path)
+        return store
     from quiver.runtime.ledger_postgres import DEFAULT_LEASE_MARGIN_S, DEFAULT_POOL_SIZE, PostgresLedger
 
     return PostgresLedger(
@@ -119,6 +121,15 @@ def open_ledger(
         lease_margin_s=DEFAULT_LEASE_MARGIN_S if lease_margin_s is None else lease_margin_s,
         pool_size=DEFAULT_POOL_SIZE if pool_size is None else pool_size,
     )
+
+
+def keep_out_of_git(path: Path) -> None:
+    """A SQLite ledger in a `.quiver/` folder (the default `.quiver/ledger.db`) holds call arguments: its
+    files (the database, `-wal`, `-shm`) are git-ignored there; `.quiver/routes.yaml` stays committable."""
+    from quiver.sources.files import ignore_in
+
+    if path.parent.name == ".quiver":
+        ignore_in(path.parent, f"{path.name}*", "the execution ledger (it holds call arguments) stays out of git")
 
 
 def migrate(target: LedgerTarget | str, *, root: Path | None = None) -> str:
@@ -140,6 +151,7 @@ def migrate(target: LedgerTarget | str, *, root: Path | None = None) -> str:
             raise InputError(str(exc)) from None
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot migrate ledger {where}: {exc}") from None
+        keep_out_of_git(target.path)
         try:
             version, upgraded_from = store.schema_version(), store.upgraded_from
         finally:

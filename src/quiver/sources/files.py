@@ -70,6 +70,21 @@ def machine_dir(directory: Path) -> Path:
     return directory
 
 
+def ignore_in(directory: Path, pattern: str, why: str) -> None:
+    """Have `directory/.gitignore` list `pattern`: created holding it (with `why` as its comment) when
+    absent, the line appended when the file exists without it (or without `*`), left alone otherwise."""
+    marker = directory / ".gitignore"
+    try:
+        text = marker.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = f"# Automatically created by quiver: {why}\n"
+    lines = {line.strip() for line in text.splitlines()}
+    if pattern in lines or "*" in lines:
+        return
+    separator = "" if not text or text.endswith("\n") else "\n"
+    write_atomic(marker, f"{text}{separator}{pattern}\n")
+
+
 def write_cache(path: Path, content: str) -> None:
     """`write_atomic` into a machine-written folder (see `machine_dir`)."""
     machine_dir(path.parent)
