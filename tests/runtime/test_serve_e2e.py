@@ -370,10 +370,12 @@ async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
             await session.call_tool("calc__multiply", {"a": 2, "b": 3})
             await session.call_tool("calc__add", {"a": "x"})  # fails validation
             await session.call_tool("call_tool", {"server": "notes", "tool": "delete_note", "arguments": {}})
+            await session.call_tool("call_tool", {"server": "github", "tool": "x", "arguments": {}})  # no such server
+            await session.call_tool("describe_tool", {"server": "github", "tool": "x"})  # refused too
     stats = subprocess.run([sys.executable, "-m", "quiver", "stats", "--project", str(project), "--format", "json"],
                            capture_output=True, text=True, check=True)
     figures = json.loads(stats.stdout)
     (agent,) = figures["agents"]
     assert agent["agent"] == "assistant" and agent["sessions"] == 1
-    assert (agent["calls"], agent["validation_failures"], agent["refusals"]) == (2, 1, 1)  # refusals are not calls
-    assert agent["discovery_steps"] == 2
+    assert (agent["calls"], agent["validation_failures"], agent["refusals"]) == (2, 1, 3)  # refusals are not calls
+    assert agent["discovery_steps"] == 3

@@ -256,7 +256,6 @@ class Gateway:
         tool = self.manifest.by_exposed.get(name)
         if tool is None:
             known = [*self.manifest.by_exposed, *(META_TOOL_NAMES if self._meta_tools else ())]
-            self.recorder.call(session.id, "", name, outcome="refused", preloaded=False)
             reason = _unsnapshotted(self.manifest, name.split("__", 1)[0], name)
             reason = reason or f"`{name}` is not a tool of agent `{self.manifest.agent_id}`"
             return self._refuse(session, name, reason, known)
@@ -268,6 +267,7 @@ class Gateway:
         session.stats.refused += 1
         logger.warning("refused `%s` (session %s): %s", target, session.id[:12], reason)
         server, _, tool = target.rpartition("/")
+        self.recorder.call(session.id, server, tool, outcome="refused", preloaded=False)  # each refusal counts
         rejected_call_span(server=server, tool=tool, error_type="refused", message=reason)
         hint = did_you_mean(target, known, "") if known else ""
         rule = "only the agent's resolved tools (its manifest) are callable"
@@ -461,7 +461,6 @@ class Gateway:
             )
             return self._refuse(session, f"{server}/{tool}", reason, servers if server else None)
         known = [t.name for t in self.manifest.server_tools(server)]
-        self.recorder.call(session.id, server, tool, outcome="refused", preloaded=False)
         return self._refuse(
             session,
             f"{server}/{tool}",
