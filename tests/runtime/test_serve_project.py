@@ -68,6 +68,10 @@ def test_serve_refuses_to_start_without_a_required_input_naming_each_one(tmp_pat
     )
     assert done.returncode == 2, done.stderr
     assert "variable `${input:workspace}` is not set" in done.stderr
+    # where the project defines the server (as `quiver snapshot` says it), which manifest, and the fix
+    (line,) = [x for x in done.stderr.splitlines() if "${input:workspace}" in x]
+    assert line.startswith(f"error: {tmp_path / '.vscode' / 'mcp.json'}:7:5: server `filesystem` (manifest {manifest})")
+    assert line.endswith("(export QUIVER_INPUT_WORKSPACE=... before running quiver)")
     assert "export QUIVER_INPUT_WORKSPACE=" in done.stderr
     assert "Traceback" not in done.stderr
 

@@ -92,7 +92,7 @@ def run(
         manifest_path = project / manifest_path
     manifest = load_manifest(manifest_path)
     root = project or project_root_of(manifest_path, default=Path.cwd())
-    check_inputs(manifest.servers, os.environ)
+    check_inputs(manifest.servers, os.environ, root=root, manifest=manifest_path)
     address = parse_address(http) if http is not None else None
     bearer = resolve_token(token) if address is not None else None
     if startup_timeout_s is not None and startup_timeout_s <= 0:
@@ -130,15 +130,23 @@ def run(
     return code
 
 
-def check_inputs(servers: Mapping[str, ManifestServer], environ: Mapping[str, str]) -> None:
+def check_inputs(
+    servers: Mapping[str, ManifestServer],
+    environ: Mapping[str, str],
+    *,
+    root: Path | None = None,
+    manifest: Path | None = None,
+) -> None:
     """Every `${input:id}` the servers' transports hold has its QUIVER_INPUT_<ID> set: else refuse to
-    start, naming each one, rather than fail on the first call. (A VS Code input is never in the
-    environment by accident; other variables may be set later for servers a session never uses.)"""
+    start, naming each one where the project defines its server (the manifest's `source`), rather than
+    fail on the first call. (A VS Code input is never in the environment by accident; other variables
+    may be set later for servers a session never uses.)"""
     from quiver.errors import InputError, InputErrors
     from quiver.variables import REFERENCE, expand
 
     missing: list[InputError] = []
     for name in sorted(servers):
+        where = server_where(servers[name], root, manifest)
         transport = servers[name].transport
         values: list[object] = [transport.get(k) for k in ("command", "cwd", "url")]
         values += list(transport.get("args") or [])
@@ -149,11 +157,27 @@ def check_inputs(servers: Mapping[str, ManifestServer], environ: Mapping[str, st
             for match in REFERENCE.finditer(str(value) if value is not None else ""):
                 try:
                     if match.group("input"):
-                        expand(match.group(0), environ, where=f"server `{name}`")
+                        expand(match.group(0), environ, where=where)
                 except InputError as exc:
                     missing.append(exc)
     if missing:
         raise InputErrors(tuple(missing))
+
+
+def server_where(server: ManifestServer, root: Path | None, manifest: Path | None) -> str:
+    """`FILE:LINE:COL: server `NAME` (manifest M)`: the definition's place (relative to the working
+    directory when under it), as `quiver snapshot` names it; the manifest says which one is served."""
+    where = f"server `{server.name}`"
+    if server.source and root is not None:
+        where = f"{_shown(root / server.source)}: {where}"
+    return f"{where} (manifest {_shown(manifest)})" if manifest is not None else where
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def search_setup(root: Path) -> SearchSetup:

@@ -27,6 +27,7 @@ class ManifestServer:
     description: str
     transport: Mapping[str, JSON]  # {type, command, args, env, cwd, url, headers}, variable references verbatim
     timeout_ms: int | None
+    source: str = ""  # where the project defines it, `file:line:col` relative to the project ("" if unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
                 description=str(s.get("description") or ""),
                 transport=dict(s.get("transport") or {}),
                 timeout_ms=int(s["timeout_ms"]) if s.get("timeout_ms") is not None else None,
+                source=str(s.get("source") or ""),
             )
             for s in data.get("servers", [])
         }

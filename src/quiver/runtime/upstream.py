@@ -348,7 +348,7 @@ class UpstreamManager:
         """A factory for the server's transport, with variable references expanded. Raises InputError."""
         spec = self._servers[server]
         transport = spec.transport
-        where = f"server `{server}`"
+        where = f"{spec.source}: server `{server}`" if spec.source else f"server `{server}`"
         env = self._environ
 
         def text(key: str) -> str | None:
