@@ -108,3 +108,46 @@ def test_import_of_a_file_without_tools_is_refused(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text('{"nothing": 1}')
     code, err = run(tmp_path, "snapshot", "--import", str(tmp_path / "x.json"), "--server", "s")
     assert code == 2 and "no tool list found" in err
+
+
+def test_a_snapshot_tries_every_server_names_each_broken_one_and_locks_the_good_ones(tmp_path: Path) -> None:
+    """A real `quiver snapshot` process: a crashing, a missing and a hanging server beside a good one."""
+    import re
+    import subprocess
+
+    servers = {
+        "crashy": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]},
+        "missing": {"command": "definitely-not-a-command-xyz"},
+        "hangs": {"command": sys.executable, "args": ["-c", "import time; time.sleep(120)"]},
+        "good": {"command": sys.executable, "args": [str(NOTES)]},
+    }
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=2))
+    (tmp_path / "old.json").write_text(json.dumps({"tools": [{"name": "old_tool", "inputSchema": {"type": "object"}}]}))
+    code, err = run(tmp_path, "snapshot", "--import", str(tmp_path / "old.json"), "--server", "crashy")
+    assert code == 0, err
+    done = subprocess.run(
+        [sys.executable, "-m", "quiver", "snapshot", "--timeout", "3", "--project", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == "snapshotted `good`: 6 tools"
+    config_lines = (tmp_path / ".mcp.json").read_text().splitlines()
+    named = {}
+    for line in lines[1:]:
+        found = re.match(r"error: \.mcp\.json:(\d+):(\d+): .*?server `(\w+)`", line)
+        assert found, line
+        assert f'"{found[3]}"' in config_lines[int(found[1]) - 1]  # the position is the server's definition
+        named[found[3]] = line
+    assert sorted(named) == ["crashy", "hangs", "missing"]
+    assert "closed the connection during initialize" in named["crashy"]
+    assert "is installed, executable and on PATH" in named["missing"]
+    assert "within 3 s" in named["hangs"] and "raise the timeout" in named["hangs"]
+    lock = parse_lock((tmp_path / "quiver.lock.json").read_text(), "quiver.lock.json")
+    assert sorted(lock.servers) == ["crashy", "good"]  # the broken server keeps what the lock held for it
+    assert [t.name for t in lock.servers["crashy"].tools] == ["old_tool"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []

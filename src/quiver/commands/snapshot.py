@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver._search._scope import warm_root
-from quiver.errors import InputError, UsageError
+from quiver.errors import InputError, Position, UsageError
 from quiver.model import Lock, Server, sha256_json
 from quiver.project import load_project
 from quiver.sources.files import write_atomic
@@ -46,6 +46,7 @@ def all_servers(root: Path) -> dict[str, Server]:
 
 
 def capture(server: Server, environ: Mapping[str, str], timeout_s: float) -> ServerCatalog:
+    """One server's catalog, live. InputError names the server and its definition's file:line:col."""
     import logging
 
     from quiver.sources.live import fetch_catalog_sync
@@ -56,19 +57,30 @@ def capture(server: Server, environ: Mapping[str, str], timeout_s: float) -> Ser
     where = f"{server.location}: server `{server.name}`"
     if server.type is None:
         raise InputError(f"{where} has transport type `{server.raw_type}`", hint="use stdio, http or sse")
-    captured = fetch_catalog_sync(
-        transport=server.type,
-        command=expand(server.command, environ, where=where) if server.command else None,
-        args=[expand(a, environ, where=where) for a in server.args],
-        env={k: expand(v, environ, where=where) for k, v in server.env},
-        cwd=expand(server.cwd, environ, where=where) if server.cwd else None,
-        url=expand(server.url, environ, where=where) if server.url else None,
-        headers={k: expand(v, environ, where=where) for k, v in server.headers},
-        timeout_s=(server.timeout_ms or 30_000) / 1000,
-    )
+    try:
+        captured = fetch_catalog_sync(
+            transport=server.type,
+            command=expand(server.command, environ, where=where) if server.command else None,
+            args=[expand(a, environ, where=where) for a in server.args],
+            env={k: expand(v, environ, where=where) for k, v in server.env},
+            cwd=expand(server.cwd, environ, where=where) if server.cwd else None,
+            url=expand(server.url, environ, where=where) if server.url else None,
+            headers={k: expand(v, environ, where=where) for k, v in server.headers},
+            timeout_s=timeout_s,
+            name=server.name,
+        )
+    except InputError as exc:
+        if exc.position is not None or exc.message.startswith(where):
+            raise
+        raise InputError(exc.message, position=_position(server), hint=exc.hint) from None
     return ServerCatalog(
         server.name, captured.server_info, captured.instructions, captured.protocol_version, tuple(captured.tools)
     )
+
+
+def _position(server: Server) -> Position:
+    loc = server.location
+    return Position(loc.file, loc.line, loc.column)
 
 
 def select(servers: Mapping[str, Server], names: Sequence[str]) -> list[Server]:
@@ -117,7 +129,11 @@ def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
 def run_live(
     root: Path, names: Sequence[str], lock_rel: str, *, check: bool, timeout_s: float | None
 ) -> tuple[int, list[str]]:
-    """Snapshot (or check) live servers. Returns (exit code, report lines)."""
+    """Snapshot (or check) live servers. Returns (exit code, report lines).
+
+    Every selected server is tried, each bounded by its timeout. A broken one is an `error:` line naming
+    it where it is defined, and exit 2; the lock is still written, atomically, with the servers that
+    answered (a broken server keeps what the lock held for it), as `compile` names every broken file."""
     from quiver.sources.lock import read_lock
 
     servers = select(all_servers(root), names)
@@ -126,15 +142,23 @@ def run_live(
     from quiver.commands._progress import Progress
 
     catalogs = []
+    errors: list[str] = []
     with Progress("snapshotting servers", total=len(servers)) as progress:
         for s in servers:
-            catalogs.append(capture(s, environ, timeout_s or (s.timeout_ms or 30_000) / 1000))
+            try:
+                catalogs.append(capture(s, environ, timeout_s or (s.timeout_ms or 30_000) / 1000))
+            except InputError as exc:
+                errors += [f"error: {line}" for line in exc.lines()]
             progress.advance()
     if check:
         lines = [line for c in catalogs if (d := drift(lock, c)) for line in d.lines()]
+        if errors:
+            return 2, [*lines, *errors]
         if lines:
             return 1, [*lines, f"{lock_rel} is out of date: run `quiver snapshot` and review the diff"]
         return 0, [f"{lock_rel} matches {len(catalogs)} live server(s)"]
-    write_atomic(root / lock_rel, merged_lock_text(lock, catalogs))
-    warm_root(root)  # the new tools' search vectors, so no later command waits for them
-    return 0, [f"snapshotted `{c.name}`: {len(c.tools)} tools" for c in catalogs]
+    if catalogs:
+        write_atomic(root / lock_rel, merged_lock_text(lock, catalogs))
+        warm_root(root)  # the new tools' search vectors, so no later command waits for them
+    written = [f"snapshotted `{c.name}`: {len(c.tools)} tools" for c in catalogs]
+    return (2, [*written, *errors]) if errors else (0, written)

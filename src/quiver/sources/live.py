@@ -60,13 +60,15 @@ async def fetch_catalog(
     url: str | None = None,
     headers: Mapping[str, str] | None = None,
     timeout_s: float = 30.0,
+    name: str | None = None,
 ) -> CapturedCatalog:
     """Connect to one MCP server, run initialize and the paginated tools/list, and disconnect.
 
     `transport` "stdio" runs `command` with `args` in `cwd`, its environment being ours plus `env`;
     "http" (streamable HTTP) and "sse" connect to `url`, sending `headers`. Start-up, initialize and
     every page of tools/list together are bounded by `timeout_s`; stopping a subprocess afterwards takes
-    at most the SDK's shutdown grace (close stdin, 2 s, SIGTERM, 2 s, SIGKILL).
+    at most the SDK's shutdown grace (close stdin, 2 s, SIGTERM, 2 s, SIGKILL). Errors name the server
+    by its configured `name` (with its command or URL) when given, else by its command or URL.
 
     Raises:
         InputError: the arguments do not name a server, or the server cannot be started or reached,
@@ -79,15 +81,16 @@ async def fetch_catalog(
             raise InputError("a stdio MCP server needs a command to run")
         target = shlex.join([command, *args])
         if cwd is not None and not os.path.isdir(cwd):
-            raise InputError(f"working directory `{cwd}` of MCP server `{target}` does not exist")
+            shown = _label(target, name)
+            raise InputError(f"working directory `{cwd}` of {shown} does not exist", hint="fix its `cwd`")
         # The child's stderr goes to a file, not the terminal; its tail explains a failure.
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
-            attempt = _Attempt(target=target, transport=transport, errlog=errlog)
+            attempt = _Attempt(target=target, transport=transport, errlog=errlog, name=name)
             return await _capture(partial(_stdio_streams, command, args, env, cwd, errlog), attempt, timeout_s)
     if not url:
         raise InputError(f"an MCP server over {transport} needs a URL")
     connect: _Connect = partial(_http_streams if transport == "http" else _sse_streams, url, headers, timeout_s)
-    return await _capture(connect, _Attempt(target=url, transport=transport), timeout_s)
+    return await _capture(connect, _Attempt(target=url, transport=transport, name=name), timeout_s)
 
 
 def fetch_catalog_sync(
@@ -100,6 +103,7 @@ def fetch_catalog_sync(
     url: str | None = None,
     headers: Mapping[str, str] | None = None,
     timeout_s: float = 30.0,
+    name: str | None = None,
 ) -> CapturedCatalog:
     """`fetch_catalog` for synchronous callers: runs it in a fresh event loop."""
     import anyio
@@ -115,6 +119,7 @@ def fetch_catalog_sync(
             url=url,
             headers=headers,
             timeout_s=timeout_s,
+            name=name,
         )
     )
 
@@ -128,6 +133,11 @@ class _Attempt:
     errlog: TextIO | None = None
     step: str = "start-up"
     stray_lines: list[str] = field(default_factory=list)
+    name: str | None = None  # the server's configured name, for messages
+
+    @property
+    def label(self) -> str:
+        return _label(self.target, self.name)
 
     async def on_message(self, message: IncomingMessage) -> None:
         """ClientSession's message handler: remember output that is not JSON-RPC, ignore notifications."""
@@ -136,7 +146,7 @@ class _Attempt:
 
     def failure(self, what: str, *, timed_out: bool = False) -> InputError:
         """An InputError saying `what` went wrong, with the evidence the server left."""
-        message = f"MCP server `{self.target}` {what}"
+        message = f"{self.label} {what}"
         if self.stray_lines:
             message += (
                 f"; it wrote {len(self.stray_lines)} line(s) that are not JSON-RPC, the first: `{self.stray_lines[0]}`"
@@ -164,7 +174,7 @@ async def _capture(connect: _Connect, attempt: _Attempt, timeout_s: float) -> Ca
                 attempt.step = "initialize"
                 init = await session.initialize()
                 attempt.step = "tools/list"
-                tools = await _list_all_tools(session, attempt.target)
+                tools = await _list_all_tools(session, attempt.label)
                 attempt.step = "shutdown"
     except TimeoutError as exc:
         raise attempt.failure(
@@ -179,7 +189,7 @@ async def _capture(connect: _Connect, attempt: _Attempt, timeout_s: float) -> Ca
         if isinstance(leaf, OSError) and attempt.step == "start-up" and attempt.transport == "stdio":
             executable = shlex.split(attempt.target)[0]
             raise InputError(
-                f"cannot start MCP server `{attempt.target}`: {leaf.strerror or leaf}",
+                f"cannot start {attempt.label}: {leaf.strerror or leaf}",
                 hint=f"check that `{executable}` is installed, executable and on PATH",
             ) from exc
         if isinstance(leaf, TimeoutError):
@@ -195,7 +205,7 @@ async def _capture(connect: _Connect, attempt: _Attempt, timeout_s: float) -> Ca
     )
 
 
-async def _list_all_tools(session: ClientSession, target: str) -> list[dict[str, Any]]:
+async def _list_all_tools(session: ClientSession, label: str) -> list[dict[str, Any]]:
     """Follow `nextCursor` to the end; a repeated cursor or more than MAX_PAGES pages is an error."""
     import mcp.types as types
     from mcp import MCPError
@@ -217,14 +227,19 @@ async def _list_all_tools(session: ClientSession, target: str) -> list[dict[str,
             return tools
         if cursor in seen:
             raise InputError(
-                f"MCP server `{target}` repeated tools/list cursor `{cursor}` after {len(seen) + 1} pages",
+                f"{label} repeated tools/list cursor `{cursor}` after {len(seen) + 1} pages",
                 hint="the server's pagination loops; report it to the server's authors",
             )
         seen.add(cursor)
     raise InputError(
-        f"MCP server `{target}` returned more than {MAX_PAGES} pages of tools/list",
+        f"{label} returned more than {MAX_PAGES} pages of tools/list",
         hint="the server's pagination does not end; report it to the server's authors",
     )
+
+
+def _label(target: str, name: str | None) -> str:
+    """How messages name a server: `server `NAME` (`COMMAND`)`, or `MCP server `COMMAND`` without a name."""
+    return f"server `{name}` (`{target}`)" if name else f"MCP server `{target}`"
 
 
 @asynccontextmanager
