@@ -77,7 +77,7 @@ def run(
     project: Path | None = None,
 ) -> int:
     """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code:
-    0 when the client left, 130 after SIGINT, 143 after SIGTERM.
+    0 when the client left or after SIGTERM, 130 after SIGINT.
 
     The project (`-C`, else the manifest's nearest ancestor with a quiver config, an MCP config or
     `.git`, else the working directory) holds both the usage records and the durable ledger every

@@ -50,7 +50,7 @@ MCP_PATH = "/mcp"
 async def serve_stdio(gateway: Gateway) -> int:
     """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT; returns the exit code.
 
-    0 when the client left, 128 + the signal's number after a signal (130 SIGINT, 143 SIGTERM).
+    0 when the client left or after SIGTERM, 130 after SIGINT (`exit_code`).
 
     Either way the calls in flight are cancelled first (the executor records each: a write in flight is
     `unknown_outcome`), then every upstream is stopped, while SIGTERM/SIGINT are still handled: a client
@@ -79,8 +79,9 @@ async def serve_stdio(gateway: Gateway) -> int:
 
 
 def exit_code(received: list[int]) -> int:
-    """0 without a signal, else 128 + the first signal's number, as shells report a process a signal ended."""
-    return 128 + received[0] if received else 0
+    """130 (128 + SIGINT, as shells report Ctrl-C) when the first signal was SIGINT; else 0: the client left,
+    or SIGTERM asked for the stop that a supervisor (systemd, docker, kubernetes) counts as clean."""
+    return 128 + signal.SIGINT if received and received[0] == signal.SIGINT else 0
 
 
 def sweep_interval() -> float:
@@ -126,7 +127,7 @@ async def serve_http(
     gateway: Gateway, host: str, port: int, token: str, *, ready: Callable[[str], None] | None = None
 ) -> int:
     """Serve streamable HTTP at http://HOST:PORT/mcp, requiring `Authorization: Bearer TOKEN`, until
-    SIGTERM/SIGINT; returns the exit code (128 + the signal's number, as `serve_stdio`)."""
+    SIGTERM/SIGINT; returns the exit code as `serve_stdio` does (0 after SIGTERM, 130 after SIGINT)."""
     if not _is_loopback(host):
         logger.warning("listening on %s: reachable from other machines; the bearer token is the only guard", host)
     app = BearerAuth(gateway.server.streamable_http_app(host=host, streamable_http_path=MCP_PATH), token)
