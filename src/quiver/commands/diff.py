@@ -10,7 +10,7 @@ import click
 from quiver.contract.sides import Side, default_base, load_side, name_servers
 from quiver.errors import UsageError
 from quiver.findings.rule import Rule
-from quiver.model import Finding
+from quiver.model import Finding, Location
 from quiver.sources.contract_ignore import read_ignores
 from quiver.sources.files import write_atomic
 
@@ -72,9 +72,10 @@ def contract_overrides(overrides: Mapping[str, str], table: Mapping[str, Rule]) 
     return {k: v for k, v in overrides.items() if k in table or k.upper().startswith("CTR")}
 
 
-def _changed_files(root: Path, base: str | None) -> dict[str, frozenset[int]]:
+def _changed_files(root: Path, base: str | None, findings: list[Finding]) -> dict[str, frozenset[int]]:
     """Every finding of a diff is about a change, and a removed tool has no line of its own in the new
-    file: so `--changed-only` keeps the findings of every changed file, on any line."""
+    file: so `--changed-only` keeps the findings of every changed file, on any line, and of every file the
+    change deleted (a removed lock file or snapshot: findings located in the base's copy)."""
     from quiver.report.changes import changed_lines
 
     out = {}
@@ -84,7 +85,12 @@ def _changed_files(root: Path, base: str | None) -> dict[str, frozenset[int]]:
         except (OSError, UnicodeDecodeError):
             count = 1
         out[rel] = frozenset(range(0, count + 1))
-    return out
+    gone: dict[str, set[int]] = {}
+    for finding in findings:
+        loc = finding.location
+        if loc is not None and loc.file not in out and not (root / loc.file).exists():
+            gone.setdefault(loc.file, set()).add(loc.line)
+    return {**out, **{file: frozenset(lines) for file, lines in gone.items()}}
 
 
 def run(
@@ -131,7 +137,7 @@ def run(
         )
     changed = None
     if changed_only:
-        changed = _changed_files(root, base_spec if base is not None or head is None else None)
+        changed = _changed_files(root, base_spec if base is not None or head is None else None, findings[0])
     ctx = ReportContext(
         tool="diff",
         rules=table,
@@ -139,6 +145,7 @@ def run(
         color=color,
         changed_lines=changed,
         summary={"ignored": len(findings[1])},
+        fallback=new.file or old.file or Location(config.lock, 1, 1),
     )
     _write(render(findings[0], fmt, ctx), output, color)
     from quiver.report.changes import in_scope
