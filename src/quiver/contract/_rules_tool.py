@@ -224,7 +224,11 @@ AGENT_TOOL_LOST = Rule(
     message="agent `{agent}` lost tool `{qualified}`",
     hint="check that `{agent}` can still do its job without `{tool}`",
     doc=rule_doc(
-        what="Reports a tool that an agent could use at the base revision and cannot at the head revision.",
+        what="Reports a tool that an agent could use at the base revision and cannot at the head revision, "
+        "however the agent reached it: by name (`github/search_code`), by its server (`github`, `github/*`) or "
+        "through `*` or an unset `tools`. A warning when the agent names the tool or its server; info when only "
+        "`*` or an unset `tools` reached it (the agent never chose that server, and the removal itself is "
+        "already a `CTR001` error).",
         why="The agent's prompt may still tell it to call the tool; it will improvise or fail.",
         example="Base: `tools: [github/*]` resolves to `search_code`; head: the server no longer serves it.",
         fix="Update the agent's prompt and tool list, or bring the tool back.",
