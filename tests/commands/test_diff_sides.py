@@ -64,6 +64,9 @@ def test_an_unknown_server_for_a_one_server_side_is_a_usage_error(tmp_path: Path
     one.write_text(json.dumps({"tools": [tool("now")]}))
     code, _, err = run(tmp_path, "diff", str(tmp_path / "quiver.lock.json"), str(one), "--server", "tiem")
     assert code == 2 and "`tiem`" in err and "`echo`, `time`" in err
+    write_lock(tmp_path, {})  # a lock without servers names none: the server is new, every tool is added
+    code, out, _ = run(tmp_path, "diff", str(tmp_path / "quiver.lock.json"), str(one), "--server", "tiem")
+    assert code == 0 and "tool `tiem/now` was added" in out
 
 
 def test_snapshot_directories_name_no_placeholder_server_and_locate_each_tool(tmp_path: Path) -> None:

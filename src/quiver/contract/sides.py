@@ -56,9 +56,9 @@ def name_servers(old: Side, new: Side, server: str | None) -> tuple[Side, Side]:
                     hint="name the server this side belongs to: `--server NAME`",
                 )
         return old, new
-    locks = [side for side in (old, new) if not side.unnamed and side.missing_lock is None]
+    locks = [side for side in (old, new) if side.catalogs and not side.unnamed]  # an empty lock has no names
     if locks and all(server not in side.catalogs for side in locks):
-        servers = ", ".join(f"`{n}`" for n in sorted({n for side in locks for n in side.catalogs})) or "none"
+        servers = ", ".join(f"`{n}`" for n in sorted({n for side in locks for n in side.catalogs}))
         raise UsageError(
             f"no server `{server}` in `{locks[0].label}`" + (f" or `{locks[1].label}`" if len(locks) > 1 else ""),
             hint=f"pass `--server` one of: {servers}",
