@@ -29,16 +29,16 @@ record() {  # keep the worst exit code: 2 (input error) beats 1 (findings) beats
   if [ "$code" -gt "$status" ]; then status=$code; fi
 }
 
-annotate() {  # run one quiver command in github format; echo it and keep the exit code
-  "$@" >"$annotations"
+annotate() {  # run one quiver command in github format; echo it (notes on stderr too) and keep the exit code
+  "$@" >"$annotations" 2>&1
   local code=$?
   cat "$annotations"
   grep '^quiver: ' "$annotations" | sed 's/^quiver: /> **Note:** /' >> "$report"
   if [ "$code" -eq 2 ] || [ "${QUIVER_FAIL_ON_UNCHANGED:-false}" != "true" ]; then record "$code"; fi
 }
 
-whole() {  # the exit code of a whole-project run (fail-on-unchanged)
-  if [ "${QUIVER_FAIL_ON_UNCHANGED:-false}" = "true" ]; then "$@" >/dev/null; record $?; fi
+whole() {  # the exit code of a whole-project run (fail-on-unchanged); its notes were shown by annotate
+  if [ "${QUIVER_FAIL_ON_UNCHANGED:-false}" = "true" ]; then "$@" >/dev/null 2>&1; record $?; fi
 }
 
 base_args=()
@@ -49,16 +49,17 @@ whole quiver lint --project "$project" --format json --fail-on "$fail_on"
 quiver lint --project "$project" --format markdown --fail-on never --output "$part" && cat "$part" >> "$report"
 quiver lint --project "$project" --format sarif --fail-on never --output "$out_dir/sarif/lint.sarif"
 
-if [ -f "$project/quiver.lock.json" ]; then
-  diff_base=()
-  [ -n "$base" ] && diff_base=("$base")
-  annotate quiver diff "${diff_base[@]}" --project "$project" --format github --changed-only --fail-on "$fail_on"
-  whole quiver diff "${diff_base[@]}" --project "$project" --format json --fail-on "$fail_on"
-  quiver diff "${diff_base[@]}" --project "$project" --format markdown --fail-on never --output "$part" \
-    && cat "$part" >> "$report"
-  quiver diff "${diff_base[@]}" --project "$project" --format sarif --fail-on never \
-    --output "$out_dir/sarif/diff.sarif"
-fi
+# Always diffed: a side without the lock file (the pull request that adds it, or removes it) is an empty
+# catalog, so every tool is added (info) or removed (error); with no lock on either side quiver says
+# "nothing to compare" in a note, which lands in the report.
+diff_base=()
+[ -n "$base" ] && diff_base=("$base")
+annotate quiver diff "${diff_base[@]}" --project "$project" --format github --changed-only --fail-on "$fail_on"
+whole quiver diff "${diff_base[@]}" --project "$project" --format json --fail-on "$fail_on"
+quiver diff "${diff_base[@]}" --project "$project" --format markdown --fail-on never --output "$part" 2>/dev/null \
+  && cat "$part" >> "$report"
+quiver diff "${diff_base[@]}" --project "$project" --format sarif --fail-on never \
+  --output "$out_dir/sarif/diff.sarif" 2>/dev/null
 
 findings=$(python3 - "$out_dir/sarif" <<'PY'
 import json, pathlib, sys

@@ -58,7 +58,8 @@ def outputs(tmp: Path) -> dict[str, str]:
 
 def repo_with(tmp_path: Path, agents: dict[str, str], catalog: list[Any]) -> Path:
     repo = tmp_path / "repo"
-    make_project(repo, agents=agents, mcp={"mcpServers": {"s": stdio()}}, catalogs={"s": catalog})
+    catalogs = {"s": catalog} if catalog else {}  # no tools: no lock file
+    make_project(repo, agents=agents, mcp={"mcpServers": {"s": stdio()}}, catalogs=catalogs)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "dev@example.com")
     git(repo, "config", "user.name", "dev")
@@ -169,3 +170,31 @@ def test_the_readme_pins_the_action_to_a_release_tag() -> None:
     ours = [u for u in uses if not u.startswith(("actions/", "github/"))]
     assert ours and all(u.endswith(f"@v{__version__}") for u in ours), ours
     assert "@main" not in readme
+
+
+def test_the_pull_request_that_adds_the_lock_passes_and_reports_every_tool_as_added(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, AGENT, [])  # no lock on main
+    assert not (repo / "quiver.lock.json").exists()
+    make_project(repo, catalogs={"s": [tool("get_issue"), tool("close_issue")]})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "add the lock")
+    proc = run_action(repo, tmp_path, {"install": "", "base": "main"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("::notice file=quiver.lock.json") >= 2 and "CTR003" in proc.stdout
+    assert "`s/close_issue`" in (tmp_path / "summary.md").read_text()
+
+
+def test_a_lock_under_another_name_or_removed_is_still_diffed_and_no_lock_anywhere_is_a_note(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, AGENT, [tool("get_issue")])
+    (repo / "quiver.lock.json").unlink()  # the pull request deletes the lock: every tool is removed
+    git(repo, "commit", "-qam", "drop the lock")
+    proc = run_action(repo, tmp_path, {"install": "", "base": "main"})
+    assert proc.returncode == 1 and "CTR001" in proc.stdout, proc.stdout + proc.stderr
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    repo = repo_with(bare, AGENT, [])
+    proc = run_action(repo, bare, {"install": "", "base": "main"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = (bare / "summary.md").read_text()
+    assert "## quiver diff" in summary and "nothing to compare" in summary
+    assert json.loads((bare / "runner" / "quiver" / "sarif" / "diff.sarif").read_text())["runs"][0]["results"] == []

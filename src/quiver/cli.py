@@ -193,8 +193,8 @@ def lint_command(
 @click.option(
     "--server",
     default=None,
-    help="Server name for sides that are a tools/list JSON or a snapshot directory "
-    "(default: the other side's server when it has exactly one).",
+    help="Compare only this server; also the name of a side that is a tools/list JSON or a snapshot "
+    "directory (default: the other side's server when it has exactly one).",
 )
 @report_options
 @click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")

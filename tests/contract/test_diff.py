@@ -50,8 +50,8 @@ def test_a_removed_tool_is_an_error_and_an_added_one_info() -> None:
     new = {"b_thing": {"name": "b_thing", "description": "Totally different.", "inputSchema": {"type": "string"}}}
     findings = diff_catalogs(old, new, server="s", locations={"a_tool": Location("quiver.lock", 3, 5)})
     assert [(f.rule, f.severity, f.message) for f in findings] == [
-        ("CTR001", "error", "tool `a_tool` was removed"),
-        ("CTR003", "info", "tool `b_thing` was added"),
+        ("CTR001", "error", "tool `s/a_tool` was removed"),
+        ("CTR003", "info", "tool `s/b_thing` was added"),
     ]
     assert findings[0].location == Location("quiver.lock", 3, 5)
     assert findings[0].server == "s" and findings[0].tool == "a_tool"
@@ -66,7 +66,7 @@ def test_a_near_identical_added_tool_turns_the_removal_into_a_rename() -> None:
     new = {"actions_list": {"name": "actions_list", **workflow}}
     findings = diff_catalogs(old, new, server="github")
     assert [(f.rule, f.severity, f.message) for f in findings] == [
-        ("CTR002", "error", "tool `list_workflows` was removed; renamed to `actions_list`"),
+        ("CTR002", "error", "tool `github/list_workflows` was removed; renamed to `actions_list`"),
     ]
     assert findings[0].hint == (
         "serve `list_workflows` as an alias of `actions_list` until every caller has moved; the alias must keep "
@@ -83,10 +83,10 @@ def test_a_description_change_is_info_with_a_route_test_hint_and_whitespace_is_i
 
 
 def test_an_agent_that_loses_a_tool_gets_a_warning_per_tool() -> None:
-    findings = diff_agent_tools(["gh/a", "gh/b", "gh/c"], ["gh/b"], agent="reviewer")
-    assert [(f.rule, f.severity, f.agent, f.tool) for f in findings] == [
-        ("CTR070", "warning", "reviewer", "gh/a"),
-        ("CTR070", "warning", "reviewer", "gh/c"),
+    findings = diff_agent_tools(["gh/a", "gh/b", "gh/c"], ["gh/b"], agent="reviewer", wildcard=["gh/c"])
+    assert [(f.rule, f.severity, f.agent, f.server, f.tool, f.message) for f in findings] == [
+        ("CTR070", "warning", "reviewer", "gh", "a", "agent `reviewer` lost tool `gh/a`"),
+        ("CTR070", "info", "reviewer", "gh", "c", "agent `reviewer` lost tool `gh/c`"),
     ]
 
 
@@ -122,7 +122,8 @@ def test_destructive_and_idempotent_hints_do_not_matter_for_read_only_tools() ->
 def test_the_read_only_message_names_the_old_and_new_values() -> None:
     finding = one(diff({**tool(), "annotations": {"readOnlyHint": True}}, tool()), "CTR010")
     assert finding.message == (
-        "tool `t`: `readOnlyHint` went from true to absent (default false): the tool may now modify its environment"
+        "tool `github/t`: `readOnlyHint` went from true to absent (default false): "
+        "the tool may now modify its environment"
     )
 
 
@@ -133,7 +134,7 @@ def test_a_new_required_property_is_an_error_whose_witness_omits_it() -> None:
     old, new = tool({"owner": S}, ("owner",)), tool({"owner": S, "repo": S}, ("owner", "repo"))
     finding = one(diff(old, new), "CTR020")
     assert finding.severity == "error"
-    assert finding.message == "tool `t`: new required property `repo`"
+    assert finding.message == "tool `github/t`: new required property `repo`"
     assert assert_input_witness(finding, old, new) == {"owner": "x"}
 
 
@@ -143,7 +144,7 @@ def test_a_required_rename_names_the_likely_old_property() -> None:
     findings = diff(old, new)
     assert (
         one(findings, "CTR020").message
-        == "tool `t`: new required property `issue_number` (renamed from `issueNumber`?)"
+        == "tool `github/t`: new required property `issue_number` (renamed from `issueNumber`?)"
     )
     assert one(findings, "CTR023").severity == "warning"
 
@@ -151,7 +152,7 @@ def test_a_required_rename_names_the_likely_old_property() -> None:
 def test_an_optional_property_that_becomes_required_is_an_error() -> None:
     old, new = tool({"a": S, "b": S}, ("a",)), tool({"a": S, "b": S}, ("a", "b"))
     finding = one(diff(old, new), "CTR021")
-    assert (finding.severity, finding.message) == ("error", "tool `t`: property `b` became required")
+    assert (finding.severity, finding.message) == ("error", "tool `github/t`: property `b` became required")
     assert_input_witness(finding, old, new)
     assert [f.rule for f in diff(new, old)] == ["CTR044"]
 
@@ -169,7 +170,7 @@ def test_a_removed_property_is_an_error_for_a_closed_object_and_a_warning_for_an
 def test_an_optional_property_added_is_info_at_most() -> None:
     findings = diff(tool({"owner": S}), tool({"owner": S, "after": S}))
     assert [(f.rule, f.severity, f.message) for f in findings] == [
-        ("CTR040", "info", "tool `t`: optional property `after` added")
+        ("CTR040", "info", "tool `github/t`: optional property `after` added")
     ]
 
 
@@ -177,7 +178,7 @@ def test_nested_changes_name_the_json_path() -> None:
     old = tool({"filter": {"type": "object", "properties": {"state": {"enum": ["open", "closed", "all"]}}}})
     new = tool({"filter": {"type": "object", "properties": {"state": {"enum": ["open", "closed"]}}}})
     finding = one(diff(old, new), "CTR025")
-    assert finding.message == 'tool `t`: `filter.state`: enum value "all" removed'
+    assert finding.message == 'tool `github/t`: `filter.state`: enum value "all" removed'
     assert assert_input_witness(finding, old, new) == {"filter": {"state": "all"}}
 
 
@@ -186,7 +187,7 @@ def test_array_items_are_compared_under_a_bracket_path() -> None:
     old = tool({"files": {"type": "array", "items": item}})
     new = tool({"files": {"type": "array", "items": {**item, "properties": {"path": INT}}}})
     finding = one(diff(old, new), "CTR024")
-    assert finding.message == "tool `t`: `files[].path`: type narrowed from `string` to `integer`"
+    assert finding.message == "tool `github/t`: `files[].path`: type narrowed from `string` to `integer`"
     assert assert_input_witness(finding, old, new) == {"files": [{"path": "x"}]}
 
 
@@ -198,7 +199,7 @@ def test_type_narrowing_and_widening() -> None:
     narrowed = one(diff(old, new), "CTR024")
     assert (narrowed.severity, narrowed.message) == (
         "error",
-        "tool `t`: `id`: type narrowed from `number` to `integer`",
+        "tool `github/t`: `id`: type narrowed from `number` to `integer`",
     )
     assert assert_input_witness(narrowed, old, new) == {"id": 0.5}
     widened = one(diff(new, old), "CTR041")
@@ -207,11 +208,11 @@ def test_type_narrowing_and_widening() -> None:
 
 def test_enum_restrictions_and_const_changes() -> None:
     restricted = one(diff(tool({"d": S}), tool({"d": {"type": "string", "enum": ["asc", "desc"]}})), "CTR026")
-    assert restricted.message == 'tool `t`: `d`: values now restricted to ["asc","desc"]'
+    assert restricted.message == 'tool `github/t`: `d`: values now restricted to ["asc","desc"]'
     assert restricted.witness is not None
     old, new = tool({"k": {"const": "v1"}}, ("k",)), tool({"k": {"const": "v2"}}, ("k",))
     const = one(diff(old, new), "CTR027")
-    assert const.message == 'tool `t`: `k`: const changed from "v1" to "v2"'
+    assert const.message == 'tool `github/t`: `k`: const changed from "v1" to "v2"'
     assert assert_input_witness(const, old, new) == {"k": "v1"}
     added = one(diff(tool({"s": {"enum": ["a"]}}), tool({"s": {"enum": ["a", "b"]}})), "CTR042")
     assert added.severity == "info"
@@ -255,7 +256,7 @@ def test_tightened_bounds_are_errors_with_a_value_between_the_bounds(
 ) -> None:
     before, after = tool({"v": old}), tool({"v": new})
     finding = one(diff(before, after), "CTR028")
-    assert (finding.severity, finding.message) == ("error", f"tool `t`: `v`: {message}")
+    assert (finding.severity, finding.message) == ("error", f"tool `github/t`: `v`: {message}")
     assert_input_witness(finding, before, after)
 
 
@@ -266,7 +267,7 @@ def test_draft04_boolean_exclusive_bounds_and_integer_only_equivalents() -> None
     dialect = {"$schema": "http://json-schema.org/draft-04/schema#"}
     draft04 = tool({"n": {"type": "number", "minimum": 5, "exclusiveMinimum": True}}, **dialect)
     finding = one(diff(tool({"n": N}, **dialect), draft04), "CTR028")
-    assert finding.message == "tool `t`: `n`: `exclusiveMinimum` tightened from none to > 5"
+    assert finding.message == "tool `github/t`: `n`: `exclusiveMinimum` tightened from none to > 5"
     # `$schema` decides: the boolean form in a 2020-12 (or unnamed) schema is not read as draft-04
     modern = tool({"n": {"type": "number", "minimum": 5, "exclusiveMinimum": True}})
     unread = one(diff(tool({"n": N}), modern), "CTR080")
@@ -276,7 +277,7 @@ def test_draft04_boolean_exclusive_bounds_and_integer_only_equivalents() -> None
 def test_patterns_and_formats() -> None:
     old, new = tool({"b": S}), tool({"b": {"type": "string", "pattern": "^[a-z]+$"}})
     finding = one(diff(old, new), "CTR029")
-    assert finding.message == "tool `t`: `b`: pattern `^[a-z]+$` added"
+    assert finding.message == "tool `github/t`: `b`: pattern `^[a-z]+$` added"
     assert_input_witness(finding, old, new)
     changed_old = tool({"b": {"type": "string", "pattern": "^[a-z]+$"}})
     changed_new = tool({"b": {"type": "string", "pattern": "^[a-z]{4,}$"}})
@@ -290,7 +291,7 @@ def test_an_unconfirmable_witness_turns_the_error_into_a_warning_that_says_so() 
     findings = diff(tool({"at": S}), tool({"at": {"type": "string", "format": "date-time"}}))
     finding = one(findings, "CTR031")
     assert finding.severity == "warning"
-    assert finding.message == "tool `t`: `at`: format `date-time` added (witness could not be confirmed)"
+    assert finding.message == "tool `github/t`: `at`: format `date-time` added (witness could not be confirmed)"
     assert finding.witness is None
 
 
@@ -301,7 +302,7 @@ def test_default_changes_are_warnings_without_witness() -> None:
     )
     assert (finding.severity, finding.message, finding.witness) == (
         "warning",
-        'tool `t`: `d`: default changed from "full" to "stats"',
+        'tool `github/t`: `d`: default changed from "full" to "stats"',
         None,
     )
 
@@ -312,7 +313,7 @@ def test_property_description_changes_are_info() -> None:
         tool({"p": {"type": "number", "description": "max 50"}}),
     )
     assert [(f.rule, f.severity, f.message) for f in findings] == [
-        ("CTR045", "info", "tool `t`: `p`: description changed")
+        ("CTR045", "info", "tool `github/t`: `p`: description changed")
     ]
 
 
@@ -322,7 +323,7 @@ def test_property_description_changes_are_info() -> None:
 def test_closing_additional_properties_is_an_error_with_an_extra_key_witness() -> None:
     old, new = tool({"q": S}), tool({"q": S}, additionalProperties=False)
     finding = one(diff(old, new), "CTR033")
-    assert finding.message == "tool `t`: `(arguments)`: undeclared properties are no longer accepted"
+    assert finding.message == "tool `github/t`: `(arguments)`: undeclared properties are no longer accepted"
     assert assert_input_witness(finding, old, new) == {"quiver_extra": "x"}
     assert diff(new, old) == []
 
@@ -337,7 +338,7 @@ def test_items_closed_after_a_prefix() -> None:
 def test_an_any_of_branch_removed_is_an_error() -> None:
     old, new = tool({"id": {"anyOf": [S, INT, {"type": "boolean"}]}}), tool({"id": {"anyOf": [S, INT]}})
     finding = one(diff(old, new), "CTR034")
-    assert finding.message == "tool `t`: `id`: old alternative #2 no longer fits any `anyOf` branch"
+    assert finding.message == "tool `github/t`: `id`: old alternative #2 no longer fits any `anyOf` branch"
     assert assert_input_witness(finding, old, new) == {"id": False}
     assert diff(new, old) == []  # a new alternative widens the input: waived (taxonomy.WAIVERS)
 
@@ -353,7 +354,7 @@ def test_dependent_required_and_dependent_schemas_added() -> None:
     old = tool({"orderBy": S, "direction": S})
     new = tool({"orderBy": S, "direction": S}, dependentRequired={"orderBy": ["direction"]})
     finding = one(diff(old, new), "CTR037")
-    assert finding.message == "tool `t`: `(arguments)`: sending `orderBy` now also requires `direction`"
+    assert finding.message == "tool `github/t`: `(arguments)`: sending `orderBy` now also requires `direction`"
     assert assert_input_witness(finding, old, new) == {"orderBy": "x"}
     schemas = tool({"body": S, "reaction": S}, dependentSchemas={"reaction": {"not": {"required": ["body"]}}})
     assert_input_witness(
@@ -379,7 +380,7 @@ def test_null_unions_in_every_spelling_are_the_same_type() -> None:
         for b in spellings:
             assert diff(tool({"v": a}), tool({"v": b})) == [], (a, b)
     finding = one(diff(tool({"v": spellings[1]}), tool({"v": S})), "CTR024")
-    assert finding.message == "tool `t`: `v`: type narrowed from `string | null` to `string`"
+    assert finding.message == "tool `github/t`: `v`: type narrowed from `string | null` to `string`"
     assert finding.witness == {"arguments": {"v": None}}
 
 
@@ -472,7 +473,7 @@ def test_a_ref_cycle_with_no_schema_in_it_is_one_unreadable_finding() -> None:
 
 def test_an_unresolvable_ref_is_one_unreadable_finding_naming_the_ref() -> None:
     message = unreadable(diff(tool({"s": S}), tool({"s": {"$ref": "#/$defs/missing"}})))
-    assert message.startswith("tool `t`: not compared: new `inputSchema`: ") and "`#/$defs/missing`" in message
+    assert message.startswith("tool `github/t`: not compared: new `inputSchema`: ") and "`#/$defs/missing`" in message
 
 
 def test_a_remote_ref_is_a_warning_on_its_path_and_the_rest_is_compared() -> None:
@@ -481,7 +482,9 @@ def test_a_remote_ref_is_a_warning_on_its_path_and_the_rest_is_compared() -> Non
     findings = diff(old, new)
     remote = one(findings, "CTR089")
     assert remote.severity == "warning"
-    assert remote.message == "tool `t`: `s`: not compared: remote `$ref` `https://example.com/s.json` is not followed"
+    assert remote.message == (
+        "tool `github/t`: `s`: not compared: remote `$ref` `https://example.com/s.json` is not followed"
+    )
     one(findings, "CTR024")
 
 

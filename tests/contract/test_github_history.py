@@ -75,16 +75,21 @@ def test_the_only_breaking_changes_are_two_new_required_parameters(v20: Catalog,
             "assign_copilot_to_issue",
             "CTR020",
             "error",
-            "tool `assign_copilot_to_issue`: new required property `issue_number` (renamed from `issueNumber`?)",
+            "tool `github/assign_copilot_to_issue`: new required property `issue_number` (renamed from `issueNumber`?)",
         ),
         (
             "assign_copilot_to_issue",
             "CTR023",
             "warning",
-            "tool `assign_copilot_to_issue`: property `issueNumber` was removed; calls that send it are accepted and "
-            "it is silently ignored",
+            "tool `github/assign_copilot_to_issue`: property `issueNumber` was removed; calls that send it are "
+            "accepted and it is silently ignored",
         ),
-        ("dismiss_notification", "CTR021", "error", "tool `dismiss_notification`: property `state` became required"),
+        (
+            "dismiss_notification",
+            "CTR021",
+            "error",
+            "tool `github/dismiss_notification`: property `state` became required",
+        ),
     ]
     errors = [f for f in findings if f.severity == "error"]
     assert all(f.witness is not None for f in errors)
@@ -126,7 +131,7 @@ def test_going_back_from_v0_30_to_v0_20_removes_38_tools_and_closes_push_files(v
     assert len(removed) == 38 and all(f.severity == "error" for f in removed)
     closed = [f for f in findings if f.tool == "push_files"]
     assert [(f.rule, f.severity, f.message) for f in closed] == [
-        ("CTR033", "error", "tool `push_files`: `files[]`: undeclared properties are no longer accepted"),
+        ("CTR033", "error", "tool `github/push_files`: `files[]`: undeclared properties are no longer accepted"),
     ]
     assert closed[0].witness["arguments"]["files"][0]["quiver_extra"] == "x"
     assert_witnesses_hold(findings, v30, v20)
@@ -169,8 +174,8 @@ def test_issue_type_becoming_a_nullable_union_is_a_widening_plus_a_min_length(v3
     }
     findings = diff_tool(old, new, server="github")
     assert [(f.rule, f.severity, f.message) for f in findings] == [
-        ("CTR028", "error", "tool `issue_write`: `type`: `minLength` tightened from none to 1"),
-        ("CTR041", "info", "tool `issue_write`: `type`: type widened from `string` to `string | null`"),
+        ("CTR028", "error", "tool `github/issue_write`: `type`: `minLength` tightened from none to 1"),
+        ("CTR041", "info", "tool `github/issue_write`: `type`: type widened from `string` to `string | null`"),
     ]
     assert findings[0].witness["arguments"]["type"] == ""
     assert_witnesses_hold(findings, {"issue_write": old}, {"issue_write": new})

@@ -46,7 +46,7 @@ def test_a_changed_keyword_that_is_not_analysed_is_a_warning_naming_it(keyword: 
     one, two = VALUES.get(keyword, ("a", "b"))
     findings = diff_tool(tool({keyword: one}), tool({keyword: two}), server="s")
     assert [(f.rule, f.severity, f.message) for f in findings] == [
-        ("CTR087", "warning", f"tool `t`: changed `{keyword}` at `p`: not analysed, review by hand"),
+        ("CTR087", "warning", f"tool `s/t`: changed `{keyword}` at `p`: not analysed, review by hand"),
     ]
     output = {"name": "t", "inputSchema": {"type": "object"}}
     old = {**output, "outputSchema": {"type": "object", keyword: one}}
@@ -83,7 +83,7 @@ def test_a_part_deeper_than_the_walk_limit_is_a_warning_naming_its_path() -> Non
 
     findings = diff_tool(nested({"type": "number"}), nested({"type": "integer"}), server="s")
     assert [(f.rule, f.severity) for f in findings] == [("CTR089", "warning")]
-    assert findings[0].message == "tool `t`: `" + ".".join(["n"] * (MAX_DEPTH + 1)) + (
+    assert findings[0].message == "tool `s/t`: `" + ".".join(["n"] * (MAX_DEPTH + 1)) + (
         f"`: not compared: nested more than {MAX_DEPTH} levels deep"
     )
 
@@ -103,5 +103,5 @@ MALFORMED = [
 def test_a_malformed_keyword_is_one_unreadable_finding_naming_it(keyword: str, value: Any, reason: str) -> None:
     findings = diff_tool(tool({"type": "string"}), tool({"type": "string", keyword: value}), server="s")
     assert [(f.rule, f.message) for f in findings] == [
-        ("CTR080", f"tool `t`: not compared: new `inputSchema`: {reason}"),
+        ("CTR080", f"tool `s/t`: not compared: new `inputSchema`: {reason}"),
     ]

@@ -26,6 +26,7 @@ TEMPLATE_VALUES = {
     "after",
     "reason",
     "accepts",
+    "qualified",  # `server/tool`, or `tool` when the server has no name
 }
 
 
@@ -69,7 +70,7 @@ def test_templates_use_only_values_the_diff_provides() -> None:
         for template in (rule.message, rule.hint or ""):
             fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
             assert fields <= TEMPLATE_VALUES, (rule.code, fields - TEMPLATE_VALUES)
-            assert "tool" in fields or "agent" in fields or template is rule.hint, rule.code
+            assert "qualified" in fields or "agent" in fields or template is rule.hint, rule.code
 
 
 def test_each_direction_kind_action_has_one_rule() -> None:

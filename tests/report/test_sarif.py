@@ -140,3 +140,15 @@ def test_sarif_leaves_out_locations_it_does_not_have_and_encodes_uris(
     assert physical["artifactLocation"]["uri"] == "agents/my%20agent%231.md"
     assert physical["region"] == {"startLine": 2}
     assert validator.is_valid(log)
+
+
+def test_a_result_without_a_location_of_its_own_gets_the_fallback_code_scanning_requires(
+    project: Path, validator: jsonschema.Draft4Validator
+) -> None:
+    nowhere = UNKNOWN_TOOL.finding(location=None, ref="x", guess="y")
+    log = _sarif([nowhere], project, tool="diff", fallback=Location("quiver.lock.json", 1, 1))
+    (result,) = log["runs"][0]["results"]
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical == {"artifactLocation": {"uri": "quiver.lock.json", "uriBaseId": "%SRCROOT%"},
+                        "region": {"startLine": 1, "startColumn": 1}}  # fmt: skip
+    assert validator.is_valid(log)

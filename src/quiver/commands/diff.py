@@ -10,13 +10,16 @@ import click
 from quiver.contract.sides import Side, default_base, load_side, name_servers
 from quiver.errors import UsageError
 from quiver.findings.rule import Rule
-from quiver.model import Finding
+from quiver.model import Finding, Location
 from quiver.sources.contract_ignore import read_ignores
 from quiver.sources.files import write_atomic
 
 
 def diff_sides(old: Side, new: Side) -> list[Finding]:
-    """Findings for every server of either side, then for every agent present on both sides."""
+    """Findings for every server of either side, then for every agent present on both sides. Each finding
+    has a location: the tool's own (new side first), its server's entry, else the side's file at line 1."""
+    from dataclasses import replace
+
     from quiver.contract.diff import diff_catalogs, sort_findings
 
     findings: list[Finding] = []
@@ -24,18 +27,22 @@ def diff_sides(old: Side, new: Side) -> list[Finding]:
         locations = {tool: loc for (srv, tool), loc in new.locations.items() if srv == server}
         fallback = new.server_locations.get(server) or old.server_locations.get(server)
         for name in old.catalogs.get(server, {}):
-            if name not in locations and fallback is not None:
-                locations[name] = fallback
+            if name not in locations:
+                at = fallback or old.locations.get((server, name))
+                if at is not None:
+                    locations[name] = at
         findings += diff_catalogs(
             old.catalogs.get(server, {}), new.catalogs.get(server, {}), server=server, locations=locations
         )
     findings += _agent_findings(old, new)
-    return sort_findings(findings)
+    default = new.file or old.file
+    return sort_findings(f if f.location or default is None else replace(f, location=default) for f in findings)
 
 
 def _agent_findings(old: Side, new: Side) -> list[Finding]:
-    from quiver.contract._rules_tool import AGENT_TOOL_LOAD_CHANGED
-    from quiver.contract.diff import diff_agent_tools
+    """CTR070 for each tool an agent carried and carries no more (a warning when the agent names the tool
+    or its server, info when only `*` or an unset `tools` reached it), CTR071 for each change of loading."""
+    from quiver.contract.diff import diff_agent_loads, diff_agent_tools
 
     out: list[Finding] = []
     new_agents = {r.agent.id: r for r in new.agents}
@@ -44,24 +51,18 @@ def _agent_findings(old: Side, new: Side) -> list[Finding]:
         if after is None:
             continue
         location = after.agent.key_locations.get("tools", after.agent.location)
-        named = {f"{t.server}/{t.tool.name}" for t in before.tools if t.named}
-        carried = {f"{t.server}/{t.tool.name}" for t in after.tools}
-        out += diff_agent_tools(named, carried & named, agent=after.agent.id, location=location)
-        loads = {(t.server, t.tool.name): t.load for t in before.tools}
-        for t in after.tools:
-            was = loads.get((t.server, t.tool.name))
-            if was is not None and was != t.load:
-                out.append(
-                    AGENT_TOOL_LOAD_CHANGED.finding(
-                        location=location,
-                        agent=after.agent.id,
-                        server=t.server,
-                        tool=t.tool.name,
-                        before=was,
-                        after=t.load,
-                        reason=t.decision.text,
-                    )
-                )
+        refs = {ref.text for ref in before.agent.tools or ()}
+        carried = {f"{t.server}/{t.tool.name}": t for t in before.tools}
+        wildcard = {key for key, t in carried.items() if not t.named and not {t.server, f"{t.server}/*"} & refs}
+        now = {f"{t.server}/{t.tool.name}" for t in after.tools}
+        out += diff_agent_tools(carried, now, agent=after.agent.id, location=location, wildcard=wildcard)
+        out += diff_agent_loads(
+            {(t.server, t.tool.name): t.load for t in before.tools},
+            {(t.server, t.tool.name): t.load for t in after.tools},
+            agent=after.agent.id,
+            location=location,
+            reasons={(t.server, t.tool.name): t.decision.text for t in after.tools},
+        )
     return out
 
 
@@ -71,9 +72,10 @@ def contract_overrides(overrides: Mapping[str, str], table: Mapping[str, Rule]) 
     return {k: v for k, v in overrides.items() if k in table or k.upper().startswith("CTR")}
 
 
-def _changed_files(root: Path, base: str | None) -> dict[str, frozenset[int]]:
+def _changed_files(root: Path, base: str | None, findings: list[Finding]) -> dict[str, frozenset[int]]:
     """Every finding of a diff is about a change, and a removed tool has no line of its own in the new
-    file: so `--changed-only` keeps the findings of every changed file, on any line."""
+    file: so `--changed-only` keeps the findings of every changed file, on any line, and of every file the
+    change deleted (a removed lock file or snapshot: findings located in the base's copy)."""
     from quiver.report.changes import changed_lines
 
     out = {}
@@ -83,7 +85,12 @@ def _changed_files(root: Path, base: str | None) -> dict[str, frozenset[int]]:
         except (OSError, UnicodeDecodeError):
             count = 1
         out[rel] = frozenset(range(0, count + 1))
-    return out
+    gone: dict[str, set[int]] = {}
+    for finding in findings:
+        loc = finding.location
+        if loc is not None and loc.file not in out and not (root / loc.file).exists():
+            gone.setdefault(loc.file, set()).add(loc.line)
+    return {**out, **{file: frozenset(lines) for file, lines in gone.items()}}
 
 
 def run(
@@ -113,7 +120,7 @@ def run(
             raise UsageError(
                 "`--commits RANGE` diffs one path through history", hint="write `quiver diff --commits A..B PATH`"
             )
-        return _history(root, commits, base, server or "server", overrides, ignores, fmt, fail_on, output)
+        return _history(root, commits, base, server or "", overrides, ignores, fmt, fail_on, output)
     base_spec = base if base is not None else default_base(root)
     from quiver.commands._progress import Progress
 
@@ -122,9 +129,15 @@ def run(
             load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock), server
         )
         findings = _accepted(diff_sides(old, new), overrides, ignores)
+    if old.missing_lock and new.missing_lock:  # never "all checks passed" when there was nothing to compare
+        click.echo(
+            f"quiver: no {old.missing_lock} in `{old.label}` nor `{new.label}`: nothing to compare "
+            "(`quiver snapshot` writes one)",
+            err=True,
+        )
     changed = None
     if changed_only:
-        changed = _changed_files(root, base_spec if base is not None or head is None else None)
+        changed = _changed_files(root, base_spec if base is not None or head is None else None, findings[0])
     ctx = ReportContext(
         tool="diff",
         rules=table,
@@ -132,6 +145,7 @@ def run(
         color=color,
         changed_lines=changed,
         summary={"ignored": len(findings[1])},
+        fallback=new.file or old.file or Location(config.lock, 1, 1),
     )
     _write(render(findings[0], fmt, ctx), output, color)
     from quiver.report.changes import in_scope

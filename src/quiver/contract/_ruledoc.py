@@ -46,7 +46,7 @@ def schema_rule(
         direction=direction,
         kind=kind,
         action=action,
-        message="tool `{tool}`: " + message,
+        message="tool `{qualified}`: " + message,
         hint=hint,
         doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
     )

@@ -39,31 +39,35 @@ def read_tools_list(data: JSON, shown: str) -> Catalog:
     return out
 
 
-def read_snapshot_dir(path: Path, shown: str) -> Catalog:
-    """Every `*.snap`/`*.json` file of the directory; a feature-flag variant (`*_ff_*`) loses to the plain file."""
+def read_snapshot_dir(path: Path, shown: str) -> tuple[Catalog, dict[str, str]]:
+    """Every `*.snap`/`*.json` file of the directory; a feature-flag variant (`*_ff_*`) loses to the plain file.
+    Also {tool: the file it was read from, as `shown`/file name}, where the diff locates its findings."""
     from quiver.sources._json import load_json_fast
     from quiver.sources.files import MAX_LOCK_BYTES, read_text
 
     out: Catalog = {}
+    files: dict[str, str] = {}
     for file in sorted(p for p in path.iterdir() if p.is_file() and p.suffix in SNAPSHOT_SUFFIXES):
         rel = f"{shown.rstrip('/')}/{file.name}"
         try:
             tool: JSON = load_json_fast(read_text(file, rel, limit=MAX_LOCK_BYTES), rel)
         except InputError as error:
-            out[file.stem] = {"name": file.stem, UNREADABLE: f"cannot be read: {error.one_line()}"}
-            continue
-        add_snapshot(out, file.name, tool)
-    return out
+            tool = {"name": file.stem, UNREADABLE: f"cannot be read: {error.one_line()}"}
+        key = add_snapshot(out, file.name, tool)
+        if key is not None:
+            files[key] = rel
+    return out, files
 
 
-def add_snapshot(out: Catalog, filename: str, tool: JSON) -> None:
-    """Add one per-tool snapshot (also used for snapshots read from git)."""
+def add_snapshot(out: Catalog, filename: str, tool: JSON) -> str | None:
+    """Add one per-tool snapshot (also used for snapshots read from git); the tool's key, None when skipped."""
     stem = filename.rsplit(".", 1)[0]
     name = tool.get("name") if isinstance(tool, dict) else None
     key = name if isinstance(name, str) and name else stem
     if key in out and "_ff_" in filename:
-        return
+        return None
     out[key] = _checked(tool, key)
+    return key
 
 
 def _checked(tool: JSON, key: str) -> dict[str, JSON]:

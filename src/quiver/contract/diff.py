@@ -42,7 +42,19 @@ class _Where:
     location: Location | None
 
     def finding(self, rule: Rule, **values: JSON) -> Finding:  # JSON: str.format values
-        return rule.finding(location=self.location, server=self.server, tool=self.tool, **values)
+        return tool_finding(rule, self.server, self.tool, self.location, **values)
+
+
+def qualified(server: str | None, tool: str) -> str:
+    """`server/tool` as messages name a tool; `tool` alone when the server has no name."""
+    return f"{server}/{tool}" if server else tool
+
+
+def tool_finding(rule: Rule, server: str | None, tool: str, location: Location | None, **values: JSON) -> Finding:
+    """A finding on one tool of a server; an unnamed server ("") is no server."""
+    return rule.finding(
+        location=location, server=server or None, tool=tool, qualified=qualified(server, tool), **values
+    )
 
 
 def diff_tool(
@@ -106,7 +118,7 @@ def diff_catalogs(
     renamed_to = set(renames.values())
     for name in added:
         if name not in renamed_to:
-            findings.append(tool_rules.TOOL_ADDED.finding(server=server, tool=name, location=where.get(name)))
+            findings.append(tool_finding(tool_rules.TOOL_ADDED, server, name, where.get(name)))
     for name in sorted(set(old) & set(new)):
         if old[name] != new[name]:  # an unchanged tool has nothing to report: skip the schema walk
             findings += diff_tool(old[name], new[name], server=server, location=where.get(name))
@@ -114,13 +126,29 @@ def diff_catalogs(
 
 
 def diff_agent_tools(
-    old: Collection[str], new: Collection[str], *, agent: str, location: Location | None = None
+    old: Collection[str],
+    new: Collection[str],
+    *,
+    agent: str,
+    location: Location | None = None,
+    wildcard: Collection[str] = (),
 ) -> list[Finding]:
-    """One warning per tool the agent could use before and cannot use now."""
-    return [
-        tool_rules.AGENT_TOOL_LOST.finding(location=location, agent=agent, tool=name)
-        for name in sorted(set(old) - set(new))
-    ]
+    """One warning per `server/tool` the agent could use before and cannot use now; info for a tool in
+    `wildcard` (reached only through `*` or an unset `tools`: the agent never chose it or its server)."""
+    out = []
+    for name in sorted(set(old) - set(new)):
+        server, tool = name.split("/", 1) if "/" in name else ("", name)
+        out.append(
+            tool_rules.AGENT_TOOL_LOST.finding(
+                location=location,
+                severity="info" if name in wildcard else None,
+                agent=agent,
+                server=server or None,
+                tool=tool,
+                qualified=qualified(server, tool),
+            )
+        )
+    return out
 
 
 def diff_agent_loads(
@@ -138,6 +166,7 @@ def diff_agent_loads(
             agent=agent,
             server=server,
             tool=name,
+            qualified=qualified(server, name),
             before=old[(server, name)],
             after=load,
             reason=(reasons or {}).get((server, name), "no reason recorded"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quiver.errors import InputError, UsageError
+from quiver.errors import UsageError
 from quiver.model import JSON, Location
 
 if TYPE_CHECKING:  # resolving a project is only needed for git and working-tree sides
@@ -31,6 +31,8 @@ class Side:
     locations: Mapping[tuple[str, str], Location] = field(default_factory=dict)
     server_locations: Mapping[str, Location] = field(default_factory=dict)
     agents: tuple[ResolvedAgent, ...] = ()
+    file: Location | None = None  # the side's own file, line 1: where a finding with no place of its own goes
+    missing_lock: str | None = None  # a project side without its lock file (an empty catalog): the lock's path
 
     @property
     def unnamed(self) -> bool:
@@ -38,25 +40,41 @@ class Side:
 
 
 def name_servers(old: Side, new: Side, server: str | None) -> tuple[Side, Side]:
-    """Give a tools/list or snapshot side its server name: `--server`, else the other side's only server."""
+    """Give a tools/list or snapshot side its server name: `--server`, else the other side's only server,
+    else none (its findings name no server: a file name is no server name). A side holding several servers
+    against one server's tools is cut down to that server; `--server` cuts every side down to it."""
+    if server is None and old.unnamed and len(new.catalogs) == 1 and not new.unnamed:
+        server = next(iter(new.catalogs))
+    if server is None and new.unnamed and len(old.catalogs) == 1 and not old.unnamed:
+        server = next(iter(old.catalogs))
+    if server is None:
+        for side, other in ((old, new), (new, old)):
+            if side.unnamed and len(other.catalogs) > 1:
+                servers = ", ".join(f"`{n}`" for n in sorted(other.catalogs))
+                raise UsageError(
+                    f"`{side.label}` is one server's tools; the other side `{other.label}` has servers {servers}",
+                    hint="name the server this side belongs to: `--server NAME`",
+                )
+        return old, new
+    locks = [side for side in (old, new) if side.catalogs and not side.unnamed]  # an empty lock has no names
+    if locks and all(server not in side.catalogs for side in locks):
+        servers = ", ".join(f"`{n}`" for n in sorted({n for side in locks for n in side.catalogs}))
+        raise UsageError(
+            f"no server `{server}` in `{locks[0].label}`" + (f" or `{locks[1].label}`" if len(locks) > 1 else ""),
+            hint=f"pass `--server` one of: {servers}",
+        )
+    return _only(old, server), _only(new, server)
 
-    def named(side: Side, other: Side) -> Side:
-        if not side.unnamed:
-            return side
-        name = server
-        if name is None and other.unnamed:
-            name = "server"
-        elif name is None and len(other.catalogs) == 1:
-            name = next(iter(other.catalogs))
-        elif name is None:
-            servers = ", ".join(f"`{n}`" for n in sorted(other.catalogs)) or "none"
-            raise UsageError(
-                f"`{side.label}` is one server's tools; the other side `{other.label}` has servers {servers}",
-                hint="name the server this side belongs to: `--server NAME`",
-            )
-        return replace(side, catalogs={name: side.catalogs[UNNAMED]})
 
-    return named(old, new), named(new, old)
+def _only(side: Side, server: str) -> Side:
+    """The side cut down to `server` (an unnamed side becomes that server)."""
+    tools = side.catalogs.get(UNNAMED if side.unnamed else server)
+    return replace(
+        side,
+        catalogs={} if tools is None else {server: tools},
+        locations={(server, tool): loc for (srv, tool), loc in side.locations.items() if srv in (server, UNNAMED)},
+        server_locations={n: loc for n, loc in side.server_locations.items() if n == server},
+    )
 
 
 def git(root: Path, *args: str, binary: bool = False) -> str:
@@ -98,7 +116,7 @@ def load_side(root: Path, spec: str | None, *, lock_rel: str) -> Side:
         return _project_side(root, "working tree")
     path = Path(spec) if Path(spec).is_absolute() else Path.cwd() / spec
     if path.exists():
-        return _path_side(path, spec)
+        return _path_side(path, _shown(root, path, spec))
     if is_git_ref(root, spec):
         return _git_side(root, spec, lock_rel)
     raise UsageError(
@@ -114,12 +132,21 @@ def _path_side(path: Path, spec: str) -> Side:
     from quiver.sources.lock import parse_lock
 
     if path.is_dir():
-        return Side(spec, {UNNAMED: read_snapshot_dir(path, spec)})
+        catalog, files = read_snapshot_dir(path, spec)
+        return Side(spec, {UNNAMED: catalog}, {(UNNAMED, tool): Location(file, 1, 1) for tool, file in files.items()})
     text = read_text(path, spec, limit=MAX_LOCK_BYTES)
     data = load_json_fast(text, spec)
     if isinstance(data, dict) and isinstance(data.get("servers"), dict):
         return _lock_side(spec, parse_lock(text, spec))
-    return Side(spec, {UNNAMED: read_tools_list(data, spec)})
+    return Side(spec, {UNNAMED: read_tools_list(data, spec)}, file=Location(spec, 1, 1))
+
+
+def _shown(root: Path, path: Path, spec: str) -> str:
+    """A path side as reports name it: relative to the project (as every location is), else as given."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return spec
 
 
 def _lock_side(label: str, lock: object, agents: tuple[ResolvedAgent, ...] = ()) -> Side:
@@ -129,7 +156,7 @@ def _lock_side(label: str, lock: object, agents: tuple[ResolvedAgent, ...] = ())
     catalogs = {name: {t.name: t.definition for t in s.tools} for name, s in lock.servers.items()}
     locations = {(name, t.name): t.location for name, s in lock.servers.items() for t in s.tools}
     server_locations = {name: s.location for name, s in lock.servers.items()}
-    return Side(label, catalogs, locations, server_locations, agents)
+    return Side(label, catalogs, locations, server_locations, agents, file=Location(lock.path, 1, 1))
 
 
 def _project_side(root: Path, label: str) -> Side:
@@ -140,10 +167,8 @@ def _project_side(root: Path, label: str) -> Side:
     if project.errors:
         raise project.errors[0]
     agents = tuple(resolve_project(project))
-    if project.lock is None:
-        raise InputError(
-            f"{label}: no lock file ({project.config.lock})", hint="run `quiver snapshot` first, or pass lock files"
-        )
+    if project.lock is None:  # no lock yet (the change that adds it) or no more: no tools, every tool added/removed
+        return Side(label, {}, agents=agents, missing_lock=project.config.lock)
     return _lock_side(label, project.lock, agents)
 
 
@@ -167,8 +192,6 @@ def _git_side(root: Path, ref: str, lock_rel: str) -> Side:
             or any(Path(rel).match(g) for g in AGENT_GLOBS)
         ):
             wanted.append(rel)
-    if lock_rel not in wanted:
-        raise InputError(f"`{ref}` has no {prefix}{lock_rel}", hint="diff against a ref that has a lock file")
     with tempfile.TemporaryDirectory(prefix="quiver-diff-") as tmp:
         for rel in wanted:
             target = Path(tmp) / rel

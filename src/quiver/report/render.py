@@ -13,7 +13,7 @@ from typing import Protocol
 
 from quiver.errors import UsageError
 from quiver.findings.rule import Rule
-from quiver.model import Finding
+from quiver.model import Finding, Location
 from quiver.report import FORMATS
 
 
@@ -28,6 +28,7 @@ class ReportContext:
     changed_lines: Mapping[str, frozenset[int]] | None = None  # github --changed-only: file -> lines
     summary: Mapping[str, int] = field(default_factory=dict)  # e.g. suppressed / baselined counts
     width: int | None = None  # text: terminal columns to fit quoted lines in (None: the terminal's, on a tty)
+    fallback: Location | None = None  # SARIF: where a finding with no location of its own points (diff: a side file)
 
 
 class Formatter(Protocol):

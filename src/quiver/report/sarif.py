@@ -58,7 +58,7 @@ def sarif_log(findings: Sequence[Finding], ctx: ReportContext) -> dict[str, JSON
         "automationDetails": {"id": f"quiver/{ctx.tool}/{prefix}"},
         "originalUriBaseIds": _base_ids(prefix),
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f.rule], prefix, hashes) for f in findings],
+        "results": [_result(f, index[f.rule], prefix, hashes, ctx.fallback) for f in findings],
         "properties": {"command": ctx.tool},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
@@ -125,7 +125,9 @@ class _LineHashes:
         return self._files[file].get(line)
 
 
-def _result(finding: Finding, rule_index: int, prefix: str, hashes: _LineHashes) -> dict[str, JSON]:
+def _result(
+    finding: Finding, rule_index: int, prefix: str, hashes: _LineHashes, fallback: Location | None
+) -> dict[str, JSON]:
     text = finding.message if not finding.hint else f"{finding.message}\nhint: {finding.hint}"
     fingerprints: dict[str, JSON] = {FINGERPRINT_KEY: finding.fingerprint}
     result: dict[str, JSON] = {
@@ -135,7 +137,7 @@ def _result(finding: Finding, rule_index: int, prefix: str, hashes: _LineHashes)
         "message": {"text": text},
         "partialFingerprints": fingerprints,
     }
-    loc = finding.location
+    loc = finding.location or fallback  # code scanning rejects a result without a location
     if loc is not None:
         result["locations"] = [{"physicalLocation": _physical(loc, prefix)}]
         line_hash = hashes.get(loc.file, loc.line) if loc.line > 0 else None
