@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from quiver.runtime._sqlite_checkpoint import Checkpointer
 from quiver.runtime.ledger import (
     JSON,
     Action,
@@ -42,6 +43,7 @@ from quiver.runtime.ledger import (
 
 SCHEMA_VERSION = 2  # 2: actions.event_count (the events' next seq without a MAX(seq) subquery)
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
+CHECKPOINT_EVERY = 100  # commits between two background WAL checkpoints (SQLite's own: every ~1000 pages)
 
 _ACTION_COLUMNS = (
     "id", "idempotency_key", "session_id", "requester", "call_id", "server", "tool", "tool_sha256", "arguments",
@@ -131,6 +133,10 @@ class SqliteLedger:
         self._use_wal(busy_timeout_ms / 1000)
         self._conn.execute(f"PRAGMA synchronous = {synchronous}")
         self._conn.execute("PRAGMA foreign_keys = ON")
+        self._commits = 0
+        self._checkpoints = Checkpointer(str(path), busy_timeout_ms) if str(path) != ":memory:" else None
+        if self._checkpoints is not None:  # checkpoints (and their fsyncs) move off the write path
+            self._conn.execute("PRAGMA wal_autocheckpoint = 0")
         self._migrate()
 
     def _use_wal(self, budget_s: float) -> None:
@@ -153,6 +159,8 @@ class SqliteLedger:
                 delay = min(delay * 2, 0.1)
 
     def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.stop()
         with self._lock:
             self._conn.close()
 
@@ -336,6 +344,9 @@ class SqliteLedger:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            self._commits += 1
+            if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoints is not None:
+                self._checkpoints.request()
 
     def _migrate(self) -> None:
         with self._write() as db:
