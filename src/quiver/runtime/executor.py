@@ -184,21 +184,19 @@ class LedgerExecutor:
         now = self._clock()
         action_id = new_action_id(now)
         side_effect = str(request.policy.get("side_effect", "irreversible_write"))
-        draft = Action(
-            id=action_id, idempotency_key=key or action_id, session_id=request.session_id, requester=request.requester,
-            call_id=request.call_id, server=request.server, tool=request.tool, tool_sha256=request.tool_sha256,
-            arguments=arguments, args_sha256=sha256_text(arguments), side_effect=side_effect, policy=policy_json,
-            state="proposed", created_at=now, updated_at=now, owner=self.owner,
-        )  # fmt: skip
         # one write claims the key, validates and (without approval) claims the first send, attempt on record
         policy, problem = (checked, None) if isinstance(checked, ExecPolicy) else (None, checked)
         then: tuple[State, ...] = (
             () if policy is None else ("validated",) if policy.needs_approval else ("validated", "dispatching")
         )
         first = Attempt(action_id, 1, now, now, "in_flight") if "dispatching" in then else None
-        action, created = await self.store.create_action(
-            replace(draft, attempts=1) if first else draft, then=then, attempt=first
-        )
+        draft = Action(
+            id=action_id, idempotency_key=key or action_id, session_id=request.session_id, requester=request.requester,
+            call_id=request.call_id, server=request.server, tool=request.tool, tool_sha256=request.tool_sha256,
+            arguments=arguments, args_sha256=sha256_text(arguments), side_effect=side_effect, policy=policy_json,
+            state="proposed", created_at=now, updated_at=now, owner=self.owner, attempts=1 if first else 0,
+        )  # fmt: skip
+        action, created = await self.store.create_action(draft, then=then, attempt=first)
         span.bind(action_id=action.id, idempotency_key=action.idempotency_key, side_effect=action.side_effect)
         if not created:
             return await self._rejoin(action, draft, request, dispatch, span)
