@@ -24,11 +24,15 @@ class Checkpointer:
         self._stopping = False
         self._thread: threading.Thread | None = None
 
-    def request(self) -> None:
+    def request(self) -> bool:
+        """Ask for a checkpoint; False when the thread is gone (the caller checkpoints itself)."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="quiver-ledger-checkpoint", daemon=True)
             self._thread.start()
+        if not self._thread.is_alive() and not self._stopping:
+            return False
         self._wanted.set()
+        return True
 
     def stop(self) -> None:
         self._stopping = True
@@ -37,7 +41,10 @@ class Checkpointer:
             self._thread.join()
 
     def _run(self) -> None:
-        conn = sqlite3.connect(self._path, timeout=self._busy_timeout_ms / 1000, isolation_level=None)
+        try:
+            conn = sqlite3.connect(self._path, timeout=self._busy_timeout_ms / 1000, isolation_level=None)
+        except sqlite3.Error:
+            return  # request() sees the thread gone: the writer checkpoints inline
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             while True:

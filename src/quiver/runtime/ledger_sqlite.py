@@ -15,6 +15,7 @@ in the `meta` table; a newer file than this code understands is refused.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -345,8 +346,9 @@ class SqliteLedger:
                 raise
             self._conn.execute("COMMIT")
             self._commits += 1
-            if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoints is not None:
-                self._checkpoints.request()
+            if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoints and not self._checkpoints.request():
+                with contextlib.suppress(sqlite3.Error):  # no checkpoint thread: as SQLite's own would
+                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _migrate(self) -> None:
         with self._write() as db:
