@@ -1,12 +1,16 @@
-"""The gateway's cost: `python bench/gateway.py` prints the tables.
+"""The gateway's cost: `python bench/gateway.py` prints the tables (`--profile`: where the time goes).
 
-Latency: p50/p99 of sequential `echo` calls from the SDK's ClientSession to the calc example server over
-stdio, directly and through `quiver serve` (stdio, DirectExecutor); the added latency is the difference.
-Throughput: calls per second through the gateway with N calls in flight (client, gateway and calc share
-the machine's cores; the goal is stated for 2). Tokens: the initial tools/list a client receives
-(preloaded tools + meta-tools) against every tool of the agent preloaded, for the example project and
-the demo (115 tools); counted with quiver.tokens as `{"tools": [...]}` payloads (name, description,
-inputSchema), the way compile counts them.
+Latency: p50/p99 of sequential `echo` calls from the SDK's ClientSession to the calc example server,
+directly and through `quiver serve` (SQLite ledger, and --no-ledger), over stdio and streamable HTTP
+(calc serving HTTP itself for "direct"); the added latency is the difference with direct on the same
+transport. Throughput: calls per second with 1 and 8 calls in flight (client, gateway and calc share the
+machine's cores; the goals are stated for 2). Peers in the same run where they run (bench/_gateway_peers.py):
+FastMCP's proxy (stdio and HTTP) and mcp-proxy (HTTP). `--baseline-src DIR` adds quiver serve from
+another source tree (an exported older commit) to every round: before/after figures from one run.
+Every variant runs once per round; the figures are medians over `--rounds`. Tokens: the initial
+tools/list a client receives (preloaded tools + meta-tools) against every tool of the agent preloaded,
+for the example project and the demo (115 tools); counted with quiver.tokens as `{"tools": [...]}`
+payloads (name, description, inputSchema), the way compile counts them.
 """
 
 from __future__ import annotations
@@ -29,11 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CALC = ROOT / "examples" / "servers" / "calc_server.py"
 SERVE_PROJECT = ROOT / "examples" / "serve"
 DEMO_MANIFEST = ROOT / "examples" / "demo" / "build" / "quiver" / "researcher.json"
-# `quiver serve MANIFEST` without going through click (works before cli.py has the command).
-SERVE = (
-    "import sys; from quiver.commands.serve import run; "
-    "sys.exit(run(sys.argv[1], log_level='warning', ledger=sys.argv[2] or None, no_ledger=not sys.argv[2]))"
-)
 
 
 def compile_example(out: Path) -> Path:
@@ -61,7 +60,7 @@ def direct_params() -> StdioServerParameters:
 
 def gateway_params(manifest: Path, ledger: Path | None) -> StdioServerParameters:
     """`quiver serve` with the SQLite ledger at `ledger` (the default mode), or without a ledger when None."""
-    args = ["-c", SERVE, str(manifest), str(ledger) if ledger is not None else ""]
+    args = ["-c", serve_command(http=False), str(manifest), str(ledger) if ledger is not None else ""]
     return StdioServerParameters(command=sys.executable, args=args, env=env(), cwd=str(ROOT))
 
 
@@ -151,6 +150,8 @@ def name(pid: int) -> str:
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     if GUARD.encode() in cmdline:
         return "upstream guard"
+    if any(b"create_proxy" in part for part in cmdline):
+        return "fastmcp proxy"
     return "quiver serve" if b"-c" in cmdline else Path(cmdline[1].decode()).stem if len(cmdline) > 1 else str(pid)
 
 
@@ -159,90 +160,161 @@ def pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def initial_tools(manifest: Path) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], dict[str, Any]]:
-    """(the client's first tools/list, the initialize instructions, every tool preloaded, compile's budget)."""
-    import json
-
-    from mcp import Client
-
-    from quiver.runtime._manifest import load_manifest
-    from quiver.runtime.gateway import Gateway
-
-    loaded = load_manifest(manifest)
-    async with Gateway(loaded, environ={}) as gateway, Client(gateway.server, mode="legacy") as client:
-        listed = (await client.list_tools()).tools
-        instructions = client.instructions or ""
-    received = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
-    everything = [t.exposed_definition() for t in loaded.tools]
-    return received, instructions, everything, json.loads(manifest.read_text())["budget"]
+@dataclass(frozen=True)
+class Target:
+    label: str
+    transport: str  # "stdio" or "http"
+    stdio: StdioServerParameters | None = None
+    http: list[str] | None = None  # command serving http://127.0.0.1:PORT/mcp, "{port}" filled in
+    environ: dict[str, str] | None = None  # the HTTP server's environment (default: env())
+    tool: str = "calc__echo"
+    problem: str | None = None  # why it is left out here
 
 
-async def main(calls: int, concurrency: int) -> None:
-    from quiver.tokens import count_tools_payload, counter, encoder_name
+@dataclass
+class Figures:
+    latency: list[list[float]]  # per round: the sequential samples
+    rates: dict[int, list[Rate]]  # concurrency -> per round
 
+
+def serve_command(*, http: bool) -> str:
+    """`quiver serve MANIFEST [--ledger L | --no-ledger] [--http 127.0.0.1:PORT]` without going through click."""
+    address = "http='127.0.0.1:' + sys.argv[3], token='bench', " if http else ""
+    return (
+        "import sys; from quiver.commands.serve import run; "
+        f"sys.exit(run(sys.argv[1], {address}log_level='warning', ledger=sys.argv[2] or None, "
+        "no_ledger=not sys.argv[2]))"
+    )
+
+
+def targets(manifest: Path, ledger: Path, baseline: Path | None, peers_python: str) -> list[Target]:
+    from _gateway_peers import fastmcp_command, fastmcp_problem, mcp_proxy_command
+
+    def gateway(label: str, led: Path | None, *, http: bool, src: Path | None = None) -> Target:
+        environ = env() | ({"PYTHONPATH": str(src)} if src else {})
+        args = ["-c", serve_command(http=http), str(manifest), str(led) if led else ""]
+        if not http:
+            return Target(label, "stdio", stdio=StdioServerParameters(command=sys.executable, args=args, env=environ))
+        return Target(label, "http", http=[sys.executable, *args, "{port}"], environ=environ)
+
+    fastmcp = fastmcp_problem(peers_python)
+    proxy, proxy_problem = mcp_proxy_command(peers_python)
+    found: list[Target] = [
+        Target("direct", "stdio", stdio=direct_params(), tool="echo"),
+        gateway("quiver serve (SQLite ledger)", ledger, http=False),
+        gateway("quiver serve --no-ledger", None, http=False),
+    ]
+    if baseline is not None:
+        found.append(
+            gateway(f"quiver serve (ledger), {baseline}", ledger.with_suffix(".base.db"), http=False, src=baseline)
+        )
+    found.append(
+        Target(
+            "FastMCP proxy", "stdio", tool="echo", problem=fastmcp,
+            stdio=StdioServerParameters(command=peers_python, args=fastmcp_command(peers_python, CALC)[1:], env=env()),
+        )
+    )  # fmt: skip
+    found += [
+        Target("direct", "http", http=[sys.executable, str(CALC), "--http", "127.0.0.1:{port}"], tool="echo"),
+        gateway("quiver serve (SQLite ledger)", ledger.with_suffix(".http.db"), http=True),
+    ]
+    if baseline is not None:
+        found.append(
+            gateway(f"quiver serve (ledger), {baseline}", ledger.with_suffix(".bhttp.db"), http=True, src=baseline)
+        )
+    found += [
+        Target(
+            "FastMCP proxy", "http", tool="echo", problem=fastmcp,
+            http=fastmcp_command(peers_python, CALC, "127.0.0.1:{port}"),
+        ),
+        Target(
+            "mcp-proxy", "http", tool="echo", problem=proxy_problem,
+            http=[*(proxy or []), "--host", "127.0.0.1", "--port", "{port}", "--", sys.executable, str(CALC)],
+        ),
+    ]  # fmt: skip
+    return found
+
+
+async def measure(target: Target, calls: int, levels: list[int]) -> tuple[list[float], dict[int, Rate]]:
+    async def body(session: ClientSession) -> tuple[list[float], dict[int, Rate]]:
+        samples = await latency(target.tool, calls, warmup=50)(session)
+        return samples, {c: await throughput(target.tool, calls * 2, c)(session) for c in levels}
+
+    if target.stdio is not None:
+        result: tuple[list[float], dict[int, Rate]] = await with_session(target.stdio, body)
+        return result
+    import httpx2
+    from _gateway_peers import free_port, http_server
+    from mcp.client.streamable_http import streamable_http_client
+
+    assert target.http is not None
+    port = free_port()
+    command = [part.replace("{port}", str(port)) for part in target.http]
+    with http_server(command, port, target.environ or env(), ROOT) as url:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer bench"}) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await body(session)
+
+
+async def main(calls: int, levels: list[int], rounds: int, baseline: Path | None, peers_python: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         manifest = compile_example(Path(tmp))
-        direct = await with_session(direct_params(), latency("echo", calls, warmup=50))
-        ledger = Path(tmp) / "ledger.db"
-        proxied = await with_session(gateway_params(manifest, ledger), latency("calc__echo", calls, warmup=50))
-        bare = await with_session(gateway_params(manifest, None), latency("calc__echo", calls, warmup=50))
-        direct_rate = await with_session(direct_params(), throughput("echo", calls * 2, concurrency))
-        proxied_rate = await with_session(
-            gateway_params(manifest, ledger), throughput("calc__echo", calls * 2, concurrency)
-        )
-        bare_rate = await with_session(gateway_params(manifest, None), throughput("calc__echo", calls * 2, concurrency))
-        tokens = []
-        for label, path in (("examples/serve", manifest), ("demo researcher", DEMO_MANIFEST)):
-            tokens.append((label, *await initial_tools(path)))
+        found = targets(manifest, Path(tmp) / "ledger.db", baseline, peers_python)
+        figures = {id(t): Figures([], {c: [] for c in levels}) for t in found}
+        for _ in range(rounds):  # every variant once per round: drift on a shared machine hits them alike
+            for target in found:
+                if target.problem is None:
+                    samples, rates = await measure(target, calls, levels)
+                    figures[id(target)].latency.append(samples)
+                    for c, rate in rates.items():
+                        figures[id(target)].rates[c].append(rate)
+        from _gateway_tokens import initial_tools
 
+        tokens = [
+            (label, *await initial_tools(path))
+            for label, path in (("examples/serve", manifest), ("demo researcher", DEMO_MANIFEST))
+        ]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"cores: {os.cpu_count()}, load average {load:.2f}, python {sys.version.split()[0]}")
-    print(f"{calls} sequential calls per latency run; {calls * 2} calls at {concurrency} in flight per throughput run")
+    print(f"{calls} sequential calls per latency run, {calls * 2} per throughput run; medians of {rounds} round(s),")
+    print("every variant once per round; added = the variant's p50 minus direct's over the same transport")
+    for transport in ("stdio", "http"):
+        print()
+        rows: list[list[Any]] = []
+        direct = next(t for t in found if t.transport == transport and t.label == "direct")
+        base = median_p(figures[id(direct)].latency, 0.5)
+        for target in (t for t in found if t.transport == transport):
+            if target.problem is not None:
+                rows.append([target.label, *["-"] * (4 + len(levels)), f"not run: {target.problem}"])
+                continue
+            fig = figures[id(target)]
+            p50, p99 = median_p(fig.latency, 0.5), median_p(fig.latency, 0.99)
+            rates = [statistics.median(r.calls_per_s for r in fig.rates[c]) for c in levels]
+            cpu = fig.rates[levels[-1]][-1].cpu_ms_per_call if transport == "stdio" else {}
+            note = ", ".join(f"{k} {v:.2f}" for k, v in sorted(cpu.items()))
+            added = "" if target is direct else f"{(p50 - base) * 1000:+.3f}"
+            rows.append([target.label, p50 * 1000, p99 * 1000, added, *rates, "", note])
+        head = [f"calc echo over {transport}", "p50 ms", "p99 ms", "added ms", *(f"c={c} /s" for c in levels)]
+        table([*head, "", f"CPU ms per call at c={levels[-1]}" if transport == "stdio" else ""], rows)
+    goals()
     print()
-    table(
-        ["calc echo over stdio", "p50 ms", "p99 ms", "mean ms"],
-        [
-            ["direct", *stats(direct)],
-            ["quiver serve (SQLite ledger)", *stats(proxied)],
-            ["quiver serve --no-ledger", *stats(bare)],
-            ["added, with the ledger", *(p - d for p, d in zip(stats(proxied), stats(direct), strict=True))],
-            ["added, --no-ledger", *(p - d for p, d in zip(stats(bare), stats(direct), strict=True))],
-        ],
-    )
-    added = pct(proxied, 0.5) - pct(direct, 0.5)
-    print(f"goal: p50 added < 2 ms: {'met' if added < 0.002 else 'NOT met'}")
+    from _gateway_tokens import print_tokens
+
+    print_tokens(tokens, table)
+
+
+def median_p(rounds: list[list[float]], q: float) -> float:
+    return statistics.median(pct(samples, q) for samples in rounds)
+
+
+def goals() -> None:
     print()
-    rows: list[list[Any]] = []
-    for label, rate in (
-        ("direct", direct_rate),
-        ("quiver serve (SQLite ledger)", proxied_rate),
-        ("quiver serve --no-ledger", bare_rate),
-    ):
-        cpu = ", ".join(f"{k} {v:.2f}" for k, v in sorted(rate.cpu_ms_per_call.items()))
-        rows.append([label, rate.calls_per_s, cpu or "n/a"])
-    table(["calc echo over stdio", "calls/s", "server CPU ms per call"], rows)
-    goal = "met" if proxied_rate.calls_per_s >= 500 else "NOT met"
-    print(f"goal: >= 500 calls/s through the gateway on 2 cores: {goal}")
-    print()
-    print(f"tokens ({encoder_name()}): the client's first tools/list (+ the server index in its instructions)")
-    print("against every tool of the agent preloaded; compile's budget of the same manifest for comparison")
-    rows = []
-    for label, received, instructions, everything, budget in tokens:
-        first, full = count_tools_payload(received), count_tools_payload(everything)
-        index = counter().count(instructions) if instructions else 0
-        rows.append(
-            [
-                label,
-                f"{len(received)} tools",
-                first,
-                index,
-                f"{len(everything)} tools",
-                full,
-                f"{1 - (first + index) / full:.1%}",
-                f"{budget['initial_tokens']} / {budget['baseline_tokens']}",
-            ]
-        )
-    table(["manifest", "initial", "tokens", "+ index", "all preloaded", "tokens", "saving", "budget"], rows)
+    print("goals (issue 18): stdio with the ledger: added p50 < 0.8 ms, >= 600 calls/s at c=1 and >= 1,000 at c=8;")
+    print("HTTP with the ledger: added p50 < 1.5 ms; ahead of FastMCP's proxy on both transports")
 
 
 def stats(samples: list[float]) -> list[float]:
@@ -267,9 +339,46 @@ def table(header: list[str], rows: list[list[Any]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
+PROFILED = (
+    "import cProfile, sys; from quiver.commands.serve import run; profile = cProfile.Profile(); profile.enable()\n"
+    "try:\n    code = run(sys.argv[1], log_level='warning', ledger=sys.argv[2])\n"
+    "finally:\n    profile.disable(); profile.dump_stats(sys.argv[3])\n"
+    "sys.exit(code)"
+)
+
+
+async def profile(calls: int, top: int) -> None:
+    """`quiver serve` (stdio, SQLite ledger) under cProfile for `calls` sequential calls: the top functions."""
+    import pstats
+
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = compile_example(Path(tmp))
+        stats_file = Path(tmp) / "serve.prof"
+        args = ["-c", PROFILED, str(manifest), str(Path(tmp) / "ledger.db"), str(stats_file)]
+        params = StdioServerParameters(command=sys.executable, args=args, env=env(), cwd=str(ROOT))
+        samples = await with_session(params, latency("calc__echo", calls, warmup=50))
+        print(f"{calls} sequential calls through quiver serve (stdio, SQLite ledger) under cProfile:")
+        print(f"p50 {pct(samples, 0.5) * 1000:.3f} ms (profiling slows it down); start-up included below")
+        stats = pstats.Stats(str(stats_file))
+        for order in ("tottime", "cumulative"):
+            stats.sort_stats(order).print_stats(top)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=1000, help="sequential calls per latency run (default 1000)")
-    parser.add_argument("--concurrency", type=int, default=16, help="calls in flight for throughput (default 16)")
+    parser.add_argument("--concurrency", default="1,8", help="calls in flight per throughput run (default 1,8)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; the figures are medians (default 3)")
+    parser.add_argument("--baseline-src", type=Path, help="also run quiver serve from this src dir (before/after)")
+    parser.add_argument("--peers-python", help="a Python with fastmcp / mcp-proxy (else QUIVER_BENCH_PEERS_PYTHON)")
+    parser.add_argument("--profile", action="store_true", help="print the gateway's top functions (cProfile)")
+    parser.add_argument("--top", type=int, default=30, help="functions per --profile table (default 30)")
     options = parser.parse_args()
-    anyio.run(main, options.calls, options.concurrency)
+    sys.path.insert(0, str(Path(__file__).parent))
+    if options.profile:
+        anyio.run(profile, options.calls, options.top)
+    else:
+        from _gateway_peers import peer_python
+
+        levels = [int(c) for c in options.concurrency.split(",")]
+        anyio.run(main, options.calls, levels, options.rounds, options.baseline_src, peer_python(options.peers_python))

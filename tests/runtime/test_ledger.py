@@ -28,7 +28,7 @@ from quiver.runtime.ledger import (
     new_action_id,
     sha256_text,
 )
-from quiver.runtime.ledger_sqlite import SCHEMA_VERSION, SqliteLedger
+from quiver.runtime.ledger_sqlite import CHECKPOINT_EVERY, SCHEMA_VERSION, SqliteLedger
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 LEGAL = sorted((a, b) for a in STATES for b in TRANSITIONS[a])
@@ -311,3 +311,26 @@ async def test_recovery_settles_only_the_orphans_of_dead_executors(store: Sqlite
     assert (await store.get(write.id)).error_type == "gateway_stopped"
     for untouched, state in ((approved, "validated"), (waiting, "awaiting_approval"), (alive, "dispatching")):
         assert (await store.get(untouched.id)).state == state
+
+
+@pytest.mark.anyio
+async def test_the_wal_is_checkpointed_by_a_background_thread_not_by_the_writes(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    ledger = SqliteLedger(path)
+    try:
+        empty = path.stat().st_size  # the writing connection's own checkpoint is off: its pages stay in the WAL
+        keys = [f"k{n}" for n in range(2 * CHECKPOINT_EVERY + 1)]
+        for key in keys:
+            await ledger.create_action(make_action(key))
+        threads = [t for t in threading.enumerate() if t.name == "quiver-ledger-checkpoint"]
+        assert threads, "no checkpoint thread after CHECKPOINT_EVERY commits"
+        with anyio.fail_after(60):  # a bound for a stuck thread, not a speed requirement
+            while path.stat().st_size <= empty:  # the checkpoint copies the WAL's pages into the file
+                await anyio.sleep(0.05)
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("SELECT COUNT(*) FROM actions").fetchone() == (len(keys),)
+    finally:
+        ledger.close()
+    assert not any(t.is_alive() for t in threads), "close() leaves the checkpoint thread running"
+    with sqlite3.connect(path) as raw:  # and the last close checkpointed everything: nothing lost
+        assert raw.execute("SELECT COUNT(*) FROM actions").fetchone() == (len(keys),)

@@ -79,11 +79,41 @@ class ExecPolicy:
         )
 
 
+_CHECKED: dict[int, tuple[Mapping[str, JSON], str, ExecPolicy | str]] = {}
+
+
+def checked_policy(policy: Mapping[str, JSON]) -> tuple[str, ExecPolicy | str]:
+    """(canonical JSON, the checked policy or what is wrong with it) of a tool's policy mapping.
+
+    Kept per mapping object (a manifest builds each tool's once and never changes it): a call does not
+    re-encode and re-check its tool's policy. The cache holds the mapping, so its id is never reused."""
+    hit = _CHECKED.get(id(policy))
+    if hit is not None and hit[0] is policy:
+        return hit[1], hit[2]
+    text = canonical_json(dict(policy))
+    checked: ExecPolicy | str
+    try:
+        checked = ExecPolicy.from_mapping(policy)
+    except ValueError as exc:
+        checked = str(exc)
+    if len(_CHECKED) >= 4096:
+        _CHECKED.clear()
+    _CHECKED[id(policy)] = (policy, text, checked)
+    return text, checked
+
+
 async def attempt_once(
     dispatch: Dispatch, call: CallRequest, meta: Mapping[str, JSON], timeout_s: float
 ) -> Mapping[str, JSON]:
     """One dispatch, bounded by `timeout_s` + DISPATCH_GRACE_S; raises UpstreamTimeout, or TypeError/ValueError
     when the result is not a JSON CallToolResult mapping."""
+    return (await attempt_json(dispatch, call, meta, timeout_s))[0]
+
+
+async def attempt_json(
+    dispatch: Dispatch, call: CallRequest, meta: Mapping[str, JSON], timeout_s: float
+) -> tuple[Mapping[str, JSON], str]:
+    """`attempt_once`, with the result's canonical JSON (the check that it is JSON is its encoding, done once)."""
     result: Mapping[str, JSON] | None = None
     with anyio.move_on_after(timeout_s + DISPATCH_GRACE_S):
         result = await dispatch(call, meta, timeout_s)
@@ -91,8 +121,7 @@ async def attempt_once(
         raise UpstreamTimeout(f"no answer within {timeout_s:g}s")
     if not isinstance(result, Mapping):
         raise TypeError(f"dispatch returned {type(result).__name__}, not a CallToolResult mapping")
-    canonical_json(dict(result))  # raises here, inside the attempt, when the result is not JSON
-    return result
+    return result, canonical_json(dict(result))  # raises here, inside the attempt, when the result is not JSON
 
 
 def wait_budget_s(policy: ExecPolicy | None) -> float:

@@ -60,7 +60,8 @@ from quiver.runtime._exec_policy import (
     DISPATCH_GRACE_S,
     SIDE_EFFECTS,
     ExecPolicy,
-    attempt_once,
+    attempt_json,
+    checked_policy,
     wait_budget_s,
 )
 from quiver.runtime.approval import Approver
@@ -177,30 +178,25 @@ class LedgerExecutor:
         try:
             # the key argument is the key, not part of the call: it is set from the action's key on dispatch
             arguments = canonical_json({k: v for k, v in request.arguments.items() if k != key_argument})
-            policy_json = canonical_json(dict(request.policy))
+            policy_json, checked = checked_policy(request.policy)
         except (TypeError, ValueError) as exc:
             return _refusal(f"arguments are not JSON: {exc}", "invalid_arguments")
         now = self._clock()
         action_id = new_action_id(now)
         side_effect = str(request.policy.get("side_effect", "irreversible_write"))
+        # one write claims the key, validates and (without approval) claims the first send, attempt on record
+        policy, problem = (checked, None) if isinstance(checked, ExecPolicy) else (None, checked)
+        then: tuple[State, ...] = (
+            () if policy is None else ("validated",) if policy.needs_approval else ("validated", "dispatching")
+        )
+        first = Attempt(action_id, 1, now, now, "in_flight") if "dispatching" in then else None
         draft = Action(
             id=action_id, idempotency_key=key or action_id, session_id=request.session_id, requester=request.requester,
             call_id=request.call_id, server=request.server, tool=request.tool, tool_sha256=request.tool_sha256,
             arguments=arguments, args_sha256=sha256_text(arguments), side_effect=side_effect, policy=policy_json,
-            state="proposed", created_at=now, updated_at=now, owner=self.owner,
+            state="proposed", created_at=now, updated_at=now, owner=self.owner, attempts=1 if first else 0,
         )  # fmt: skip
-        # one write claims the key, validates and (without approval) claims the first send, attempt on record
-        problem = None
-        try:
-            checked = ExecPolicy.from_mapping(request.policy)
-            policy: ExecPolicy | None = checked
-            then: tuple[State, ...] = ("validated",) if checked.needs_approval else ("validated", "dispatching")
-        except ValueError as exc:
-            policy, then, problem = None, (), str(exc)
-        first = Attempt(action_id, 1, now, now, "in_flight") if "dispatching" in then else None
-        action, created = await self.store.create_action(
-            replace(draft, attempts=1) if first else draft, then=then, attempt=first
-        )
+        action, created = await self.store.create_action(draft, then=then, attempt=first)
         span.bind(action_id=action.id, idempotency_key=action.idempotency_key, side_effect=action.side_effect)
         if not created:
             return await self._rejoin(action, draft, request, dispatch, span)
@@ -299,11 +295,12 @@ class LedgerExecutor:
                 claimed = False
             except StateConflict as conflict:
                 return await self._rejoin(conflict.action, conflict.action, request, dispatch, span)
+            result: Mapping[str, JSON] | None
             try:
-                result: Mapping[str, JSON] | None = await attempt_once(dispatch, call, meta, policy.timeout_s)
+                result, result_json = await attempt_json(dispatch, call, meta, policy.timeout_s)
                 error: Exception | None = None
             except Exception as exc:  # the attempt's outcome, whatever dispatch raised; recorded below
-                result, error = None, exc
+                result, result_json, error = None, "", exc
             except BaseException:  # cancelled: leave a settled record, then let the cancellation through
                 ended = self._clock()
                 await self._abandon(action, Attempt(action.id, number, started, ended, "error", "cancelled", None))
@@ -331,7 +328,7 @@ class LedgerExecutor:
                         ("dispatching", "unknown_outcome"),
                         state,
                         attempt=attempt,
-                        result=canonical_json(result),
+                        result=result_json,
                         error_type=error_type,
                     )
                 except StateConflict as conflict:  # someone settled it first (an operator, a reconcile)
@@ -362,7 +359,7 @@ class LedgerExecutor:
                     continue
             final: State = "unknown_outcome" if ambiguous and policy.side_effect != "read_only" else "failed_final"
             # a transient tool error that ends failed_final keeps the upstream's own answer for the caller
-            kept = {"result": canonical_json(tool_result)} if tool_result and final == "failed_final" else {}
+            kept = {"result": result_json} if tool_result and final == "failed_final" else {}
             action = await self._move(
                 action, ("dispatching",), final, detail=detail, attempt=attempt, error_type=error_type, error=message,
                 **kept,

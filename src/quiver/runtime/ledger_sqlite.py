@@ -15,6 +15,7 @@ in the `meta` table; a newer file than this code understands is refused.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -23,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from quiver.runtime._sqlite_checkpoint import Checkpointer
 from quiver.runtime.ledger import (
     JSON,
     Action,
@@ -42,6 +44,7 @@ from quiver.runtime.ledger import (
 
 SCHEMA_VERSION = 2  # 2: actions.event_count (the events' next seq without a MAX(seq) subquery)
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
+CHECKPOINT_EVERY = 100  # commits between two background WAL checkpoints (SQLite's own: every ~1000 pages)
 
 _ACTION_COLUMNS = (
     "id", "idempotency_key", "session_id", "requester", "call_id", "server", "tool", "tool_sha256", "arguments",
@@ -132,6 +135,10 @@ class SqliteLedger:
         self._conn.execute(f"PRAGMA synchronous = {synchronous}")
         self._conn.execute("PRAGMA foreign_keys = ON")
         self.upgraded_from: int | None = None  # the schema version `_migrate` upgraded in place, if it did
+        self._commits = 0
+        self._checkpoints = Checkpointer(str(path), busy_timeout_ms) if str(path) != ":memory:" else None
+        if self._checkpoints is not None:  # checkpoints (and their fsyncs) move off the write path
+            self._conn.execute("PRAGMA wal_autocheckpoint = 0")
         self._migrate()
 
     def _use_wal(self, budget_s: float) -> None:
@@ -154,6 +161,8 @@ class SqliteLedger:
                 delay = min(delay * 2, 0.1)
 
     def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.stop()
         with self._lock:
             self._conn.close()
 
@@ -337,6 +346,10 @@ class SqliteLedger:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            self._commits += 1
+            if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoints and not self._checkpoints.request():
+                with contextlib.suppress(sqlite3.Error):  # no checkpoint thread: as SQLite's own would
+                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _migrate(self) -> None:
         with self._write() as db:
