@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quiver.compile import build_index, build_manifest, render_json
+from quiver.compile import Policies, build_index, build_manifest, render_json
 from quiver.errors import QuiverError
 from quiver.host_exports import emit
 from quiver.lint.agt.tool_references import reference_findings
@@ -58,9 +58,10 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     cache = TokenCache(root / CACHE_FILE)
     outputs: dict[str, str] = {}
     manifests = {}
+    policies: Policies = {}
     for item in resolved:
         progress.advance()
-        manifest = build_manifest(item, project.config, cache, project.lock)
+        manifest = build_manifest(item, project.config, cache, project.lock, policies)
         manifests[item.agent.id] = manifest
         outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:
