@@ -5,6 +5,7 @@ Building is pure given a token cache: the same inputs give byte-identical text.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -60,7 +61,12 @@ class Budget:
 
 
 def loc(location: Location | None) -> str | None:
-    return str(location) if location is not None else None
+    return _loc(location) if location is not None else None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _loc(location: Location) -> str:
+    return str(location)  # the same reason sources recur across the tools and agents of a run
 
 
 def tool_tokens(item: ResolvedTool, cache: TokenCache) -> int:

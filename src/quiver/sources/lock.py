@@ -116,19 +116,25 @@ def _vectors(section: object) -> tuple[str, dict[str, str]]:
     return section["model"], {k: v for k, v in purpose.items() if isinstance(v, str)}
 
 
+_MARK_LINE = re.compile(f"(?m){_SERVER_LINE.pattern[:-1]}(?=\n|\\Z)|{_NAME_LINE.pattern[:-1]}(?=\n|\\Z)")
+
+
 def _line_index(text: str) -> dict[tuple[str, str | None], int]:
-    """Line numbers of servers and tools in a lock written by `render_lock` (best effort otherwise)."""
+    """Line numbers of servers and tools in a lock written by `render_lock` (best effort otherwise).
+
+    One scan of the whole text for the marked lines (about 10,000 in a lock of 10,000 tools), counting the
+    newlines between them, rather than a match per line (half a million)."""
     out: dict[tuple[str, str | None], int] = {}
     server: str | None = None
-    for number, line in enumerate(text.split("\n"), start=1):
-        match = _SERVER_LINE.match(line)
-        if match:
+    number, last = 1, 0
+    for match in _MARK_LINE.finditer(text):
+        number += text.count("\n", last, match.start())
+        last = match.start()
+        if match.group(1) is not None:
             server = json.loads(f'"{match.group(1)}"')
             out[(server, None)] = number
-            continue
-        match = _NAME_LINE.match(line)
-        if match and server is not None:
-            out.setdefault((server, json.loads(f'"{match.group(1)}"')), number)
+        elif server is not None:
+            out.setdefault((server, json.loads(f'"{match.group(2)}"')), number)
     return out
 
 
