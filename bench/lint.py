@@ -1,6 +1,6 @@
 """Print cold wall time of `quiver lint` (a fresh process each run, interpreter start-up included).
 
-    python bench/lint.py [--repeat 5]
+    python bench/lint.py [--repeat 5] [--profile]
 
 Cases: the demo; generated repositories of 1,000 agents with 1,000 and with 10,000 tools (the growth
 factor between them is printed); 1,000 copies of the real awesome-copilot agents when the corpus is
@@ -20,9 +20,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Bytecode written, as after a wheel install (an editable install would otherwise recompile quiver per start).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _generate import generate  # noqa: E402
+from _profile import print_profile  # noqa: E402
 
 CORPUS = Path(os.environ.get("QUIVER_CORPUS", ROOT.parent / "shared" / "corpus"))
 
@@ -46,7 +49,7 @@ def cold(args: list[str], repeat: int, *, fresh: Path | None = None) -> float:
         if fresh is not None:
             shutil.rmtree(fresh / ".quiver" / "cache", ignore_errors=True)
         start = time.perf_counter()
-        subprocess.run([sys.executable, *args], capture_output=True, check=False)
+        subprocess.run([sys.executable, *args], capture_output=True, check=False, env=ENV)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -54,6 +57,7 @@ def cold(args: list[str], repeat: int, *, fresh: Path | None = None) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="also profile one cold lint of 10,000 tools")
     args = parser.parse_args()
     lint = ["-m", "quiver", "lint", "--fail-on", "never", "--format", "json", "--project"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,6 +89,9 @@ def main() -> None:
                 t_small = first
             if root is large:
                 print(f"growth factor 1,000 -> 10,000 tools (no cache): {first / t_small:.2f}x")
+        if args.profile:
+            shutil.rmtree(large / ".quiver" / "cache", ignore_errors=True)
+            print_profile([*lint[2:], str(large)])
 
 
 if __name__ == "__main__":

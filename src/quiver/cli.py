@@ -41,7 +41,6 @@ def compile_command(
     project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool, fmt: str
 ) -> None:
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
-    from quiver._search._scope import warm_project
     from quiver.commands import compile as cmd
     from quiver.compile import budget_of
     from quiver.config import unknown_key_warnings
@@ -70,7 +69,6 @@ def compile_command(
         click.echo(f"{len(result.outputs)} manifest file(s) up to date", err=True)
     else:
         removed = cmd.write(root, result, out_dir)
-        warm_project(result.project)  # search vectors of new or changed tools, cached for serve and lint
         for rel in removed:
             click.echo(f"removed: {rel}", err=True)
         if not result.resolved and not result.errors:

@@ -5,6 +5,7 @@ Building is pure given a token cache: the same inputs give byte-identical text.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -60,7 +61,12 @@ class Budget:
 
 
 def loc(location: Location | None) -> str | None:
-    return str(location) if location is not None else None
+    return _loc(location) if location is not None else None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _loc(location: Location) -> str:
+    return str(location)  # the same reason sources recur across the tools and agents of a run
 
 
 def tool_tokens(item: ResolvedTool, cache: TokenCache) -> int:
@@ -97,9 +103,36 @@ def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
     )
 
 
+# A tool's execution policy by (server, tool sha256, server timeout): one per distinct tool in a run. The dicts
+# are shared by every manifest carrying the tool and never changed once built.
+Policies = dict[tuple[str, str, int | None], dict[str, JSON]]
+
+
+def tool_policy(item: ResolvedTool, timeout_ms: int | None, config: Config, lock: Lock | None) -> dict[str, JSON]:
+    """The execution policy of a resolved tool (with its reconcile tool's pin)."""
+    definition = item.tool.definition
+    annotations = definition.get("annotations") if isinstance(definition.get("annotations"), dict) else {}
+    policy = execution_policy(
+        server=item.server,
+        tool=item.tool.name,
+        annotations=annotations or {},
+        server_timeout_ms=timeout_ms,
+        server_policy=config.servers.get(item.server, {}),
+        tool_policy=config.tools.get(f"{item.server}/{item.tool.name}", {}),
+    )
+    if "reconcile" in policy:
+        policy["reconcile"] = pin_reconcile(policy["reconcile"], item.server, item.tool.name, lock, config)
+    return policy
+
+
 def build_manifest(
-    resolved: ResolvedAgent, config: Config, cache: TokenCache, lock: Lock | None = None
+    resolved: ResolvedAgent,
+    config: Config,
+    cache: TokenCache,
+    lock: Lock | None = None,
+    policies: Policies | None = None,
 ) -> dict[str, JSON]:
+    """One agent's manifest; `policies` shares the per-tool policies across the agents of a run."""
     agent = resolved.agent
     budget = budget_of(resolved, cache)
     servers = []
@@ -126,20 +159,14 @@ def build_manifest(
             entry["catalog_sha256"] = _catalog_sha(catalog)
         servers.append(entry)
     tools = []
+    memo = policies if policies is not None else {}
+    timeouts = {s.name: s.timeout_ms for s in resolved.servers}
     for item in resolved.tools:
         definition = item.tool.definition
-        annotations = definition.get("annotations") if isinstance(definition.get("annotations"), dict) else {}
-        server = next(s for s in resolved.servers if s.name == item.server)
-        policy = execution_policy(
-            server=item.server,
-            tool=item.tool.name,
-            annotations=annotations or {},
-            server_timeout_ms=server.timeout_ms,
-            server_policy=config.servers.get(item.server, {}),
-            tool_policy=config.tools.get(f"{item.server}/{item.tool.name}", {}),
-        )
-        if "reconcile" in policy:
-            policy["reconcile"] = pin_reconcile(policy["reconcile"], item.server, item.tool.name, lock, config)
+        policy = memo.get((item.server, item.tool.sha256, timeouts[item.server]))
+        if policy is None:
+            policy = tool_policy(item, timeouts[item.server], config, lock)
+            memo[(item.server, item.tool.sha256, timeouts[item.server])] = policy
         tools.append(
             {
                 "server": item.server,

@@ -142,6 +142,10 @@ class Lock:
     path: str
     encoding: str
     servers: Mapping[str, LockedServer]
+    # Purpose vectors recorded by `quiver snapshot` (DESIGN: lock `vectors`): the model id, and per text key
+    # (sha256 of the purpose text, 32 hex) the float16 vector, base64. Empty for a lock written without them.
+    vector_model: str = ""
+    vectors: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,10 +104,11 @@ def resolve_agent(
         not agent.models or model_supports_tool_search(agent.models[0], config.tool_search_models)
     )
     tools = []
+    memo: dict[tuple[str, str, Location], Decision] = {}
     for key in sorted(selector.selected):
         tool, via, named = selector.selected[key]
         server = visible[key[0]]
-        load, decision = _decide(agent, server, tool, via, named, search, model_ok, config)
+        load, decision = _decide(agent, server, tool, via, named, search, model_ok, config, memo)
         tools.append(ResolvedTool(key[0], tool, load, decision, names[key], named))
 
     used = {t.server for t in tools} | selector.unknown_catalogs
@@ -197,10 +198,17 @@ def _decide(
     search: ToolSearch,
     model_ok: bool,
     config: Config,
+    memo: dict[tuple[str, str, Location], Decision],
 ) -> tuple[Load, Decision]:
+    """The load decision of one tool; `memo` (per agent) shares equal decisions, whose text and source
+    depend on the server, the reason and the reference only (not on the tool)."""
     below = config.tool_search != "always" and search.mcp_tools < search.threshold
     if not model_ok or not search.active or (below and server.preload is not False):
-        return "preloaded", Decision(0, "tool-search-inactive", f"tool search inactive: {search.reason}", None)
+        key: tuple[str, str, Location] = ("", "tool-search-inactive", via)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = Decision(0, "tool-search-inactive", f"tool search inactive: {search.reason}", None)
+        return "preloaded", found
     load, rule, code = load_decision(
         tool=tool.name,
         named=named,
@@ -209,20 +217,33 @@ def _decide(
         preload=server.preload,
         preload_tools=server.preload_tools,
     )
+    key = (server.name, code, via)
+    decision = memo.get(key)
+    if decision is None:
+        text, source = _reason(agent, server, via, code)
+        decision = memo[key] = Decision(rule, code, text, source or server.location)
+    return load, decision
+
+
+def _reason(agent: Agent, server: Server, via: Location, code: LoadCode) -> tuple[str, Location | None]:
+    """What a load decision says, and where its cause is written."""
     keys, name = server.key_locations, server.name
-    text, source = {
-        "server-never-defers": (f'server `{name}` sets `deferTools: "never"`', keys.get("deferTools")),
-        "server-preloaded": (f"server `{name}` sets `preload: true`", keys.get("preload")),
-        "preload-tools": (f"listed in `preload_tools` of server `{name}`", keys.get("preload_tools")),
-        "named": ("named explicitly in the agent's `tools`", via),
-        "deferred-tool-loading": (
+    if code == "server-never-defers":
+        return f'server `{name}` sets `deferTools: "never"`', keys.get("deferTools")
+    if code == "server-preloaded":
+        return f"server `{name}` sets `preload: true`", keys.get("preload")
+    if code == "preload-tools":
+        return f"listed in `preload_tools` of server `{name}`", keys.get("preload_tools")
+    if code == "named":
+        return "named explicitly in the agent's `tools`", via
+    if code == "deferred-tool-loading":
+        return (
             "named, but the agent sets `deferred-tool-loading: true`",
             agent.key_locations.get("deferred-tool-loading", via),
-        ),
-        "server-not-preloaded": (f"server `{name}` sets `preload: false`", keys.get("preload")),
-        "deferred": ("reached only through a wildcard; tool search is active", via),
-    }[code]
-    return load, Decision(rule, code, text, source or server.location)
+        )
+    if code == "server-not-preloaded":
+        return f"server `{name}` sets `preload: false`", keys.get("preload")
+    return "reached only through a wildcard; tool search is active", via
 
 
 def resolve_project(project: Project) -> list[ResolvedAgent]:

@@ -42,6 +42,16 @@ def _read_schema(file_name: str) -> dict[str, JSON]:
     return schema
 
 
+def schemas_sha() -> str:
+    """sha256 over every packaged schema file: what a cache of validated outputs is keyed by."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in sorted(p.name for p in (resources.files("quiver") / "schemas").iterdir() if p.name.endswith(".json")):
+        digest.update(name.encode() + b"\0" + (resources.files("quiver") / "schemas" / name).read_bytes())
+    return digest.hexdigest()
+
+
 def load_schema(name: str) -> dict[str, JSON]:
     """The schema `name` (`manifest` or `manifest.schema.json`), read once from the package data.
 

@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from quiver.cli import cli
@@ -114,3 +115,31 @@ def test_the_committed_demo_manifests_are_up_to_date() -> None:
     demo = Path(__file__).resolve().parents[2] / "examples" / "demo"
     code, _, err = run(demo, "compile", "--check")
     assert code == 0, f"run `quiver compile -C examples/demo` and commit:\n{err}"
+
+
+def test_a_repeat_compile_checks_only_manifests_whose_text_is_new(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from quiver import __version__
+    from quiver.commands import compile as cmd
+    from quiver.sources.validated import VALIDATED_FILE, read_validated, text_sha
+    from quiver.validation import schemas_sha
+
+    monkeypatch.delenv("QUIVER_NO_CACHE", raising=False)
+    checked: list[list[str]] = []
+    real = cmd._check_schema
+
+    def spy(manifests: dict[str, dict[str, object]], index: dict[str, object]) -> None:
+        checked.append(sorted(manifests))
+        real(manifests, index)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cmd, "_check_schema", spy)
+    first = cmd.build(demo)
+    ids = sorted(r.agent.id for r in first.resolved)
+    key = f"{__version__}:{schemas_sha()}"
+    texts = {text_sha(t) for rel, t in first.outputs.items() if not rel.endswith("index.json")}
+    assert read_validated(demo / VALIDATED_FILE, key) == texts
+    assert read_validated(demo / VALIDATED_FILE, "another quiver") == set()  # another version checks all again
+    cmd.build(demo)
+    agent = next(demo.glob(".github/agents/*.md"))
+    agent.write_text(agent.read_text(encoding="utf-8").replace("description:", "description: Changed.", 1))
+    cmd.build(demo)
+    assert checked[0] == ids and checked[1] == [] and len(checked[2]) == 1

@@ -78,21 +78,15 @@ def project_index(project: Project, docs: Iterable[SearchDoc], *, lexical: bool 
 
 
 def purpose_vectors(project: Project, docs: Sequence[SearchDoc]) -> list[Vector | None] | None:
-    """Per doc, the vector of its `purpose_text`, for the ROUTE pair rules; None with `search = "lexical"` or
-    without the model. Read from the cache: with a warm cache nothing is encoded and the model is not loaded;
-    what is missing is encoded (then cached), so the findings never depend on the state of the cache."""
-    if not semantic_for(project) or not docs or not semantic_available():
+    """Per doc, the vector of its `purpose_text` as the lock records it (`_lock_vectors`), for the ROUTE pair
+    rules; None with `search = "lexical"`. Nothing is encoded and the model is never loaded: the findings depend
+    on the project's files, not on `.quiver/cache` (a doc without a recorded vector is compared by its words)."""
+    if not semantic_for(project) or not docs:
         return None
-    cache = VectorCache(project.root)
-    texts = [purpose_text(d.tool, d.description) for d in docs]
-    encoder = None
-    if cache.missing(texts):
-        from quiver._search._embed import encode  # only for what the cache lacks
+    from quiver._search._lock_vectors import recorded
 
-        encoder = encode
-    vectors = cache.vectors(texts, encoder)
-    cache.save()
-    return vectors
+    vectors = recorded(project.lock, [purpose_text(d.tool, d.description) for d in docs])
+    return vectors if any(v is not None for v in vectors) else None
 
 
 def _texts(project: Project) -> list[str]:

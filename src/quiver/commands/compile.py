@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quiver.compile import build_index, build_manifest, render_json
+from quiver.compile import Policies, build_index, build_manifest, render_json
 from quiver.errors import QuiverError
 from quiver.host_exports import emit
 from quiver.lint.agt.tool_references import reference_findings
@@ -21,6 +21,7 @@ from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
 from quiver.sources.files import write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
+from quiver.sources.validated import VALIDATED_FILE, read_validated, text_sha, write_validated
 
 if TYPE_CHECKING:
     from quiver.commands._progress import Progress
@@ -58,15 +59,17 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     cache = TokenCache(root / CACHE_FILE)
     outputs: dict[str, str] = {}
     manifests = {}
+    policies: Policies = {}
+    texts = {}
     for item in resolved:
         progress.advance()
-        manifest = build_manifest(item, project.config, cache, project.lock)
+        manifest = build_manifest(item, project.config, cache, project.lock, policies)
         manifests[item.agent.id] = manifest
-        outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
+        texts[item.agent.id] = outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:
             outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host, cache))
     index = build_index(manifests, out_dir)
-    _check_schema(manifests, index)
+    _check_new(root, manifests, texts, index)
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
@@ -75,6 +78,23 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
         findings.extend(reference_findings(item))
         findings.extend(unverified_findings(item))
     return CompileResult(project, resolved, outputs, tuple(findings), project.errors)
+
+
+def _check_new(
+    root: Path, manifests: dict[str, dict[str, JSON]], texts: dict[str, str], index: dict[str, JSON]
+) -> None:
+    """`_check_schema` for the manifests whose exact text was not checked before by this quiver and these
+    schemas (`.quiver/cache/validated.json`); the index is always checked."""
+    from quiver import __version__
+    from quiver.validation import schemas_sha
+
+    key = f"{__version__}:{schemas_sha()}"
+    path = root / VALIDATED_FILE
+    done = read_validated(path, key)
+    shas = {agent: text_sha(text) for agent, text in texts.items()}
+    _check_schema({a: m for a, m in manifests.items() if shas[a] not in done}, index)
+    if set(shas.values()) - done:
+        write_validated(path, key, shas.values())
 
 
 def _check_schema(manifests: dict[str, dict[str, JSON]], index: dict[str, JSON]) -> None:

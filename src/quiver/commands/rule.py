@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 from collections.abc import Mapping
@@ -62,8 +63,19 @@ def update_readme(text: str) -> str:
     return f"{head}{README_START}\n{markdown_table()}{README_END}{tail}"
 
 
+def _declared(rule_id: str) -> Rule | None:
+    """The rule `rule_id` names, importing only the module its catalog line names (not every rule module);
+    None when that module lists no `RULES` with it (then the whole table is built)."""
+    line = entry(rule_id)
+    if line is None:
+        return None
+    module = importlib.import_module(line.module)
+    return next((r for r in getattr(module, "RULES", ()) if r.code == line.code), None)
+
+
 def run(rule_id: str | None, *, show_all: bool, fmt: str) -> str:
-    table = rule_table()
+    one = _declared(rule_id) if rule_id is not None and not show_all else None
+    table = {one.code: one} if one is not None else rule_table()
     rules = sorted({r.code: r for r in table.values()}.values(), key=lambda r: r.code)
     if show_all or rule_id is None:
         if fmt == "json":
@@ -75,7 +87,7 @@ def run(rule_id: str | None, *, show_all: bool, fmt: str) -> str:
         width = max(len(r.name) for r in rules)
         code_width = max(len(r.code) for r in rules)
         return "".join(f"{r.code:<{code_width}}  {r.name:<{width}}  {r.severity:<7}  {r.summary}\n" for r in rules)
-    rule = table.get(rule_id) or table.get(rule_id.upper())
+    rule = one or table.get(rule_id) or table.get(rule_id.upper())
     if rule is None:
         raise UsageError(f"no rule `{rule_id}`", hint=did_you_mean(rule_id, table, "run `quiver rule --all`"))
     if fmt == "json":

@@ -91,12 +91,16 @@ def select(servers: Mapping[str, Server], names: Sequence[str]) -> list[Server]:
     return [servers[n] for n in (names or sorted(servers))]
 
 
-def merged_lock_text(lock: Lock | None, catalogs: Iterable[ServerCatalog]) -> str:
-    """The lock with these catalogs replacing servers of the same name; the other servers kept."""
+def merged_lock_text(lock: Lock | None, catalogs: Iterable[ServerCatalog], root: Path | None = None) -> str:
+    """The lock with these catalogs replacing servers of the same name; the other servers kept, with every
+    tool's purpose vector recorded (reused from `lock` or the vector cache under `root`, else encoded)."""
     by_name = {c.name: c for c in catalogs_from_lock(lock)} if lock else {}
     for catalog in catalogs:
         by_name[catalog.name] = catalog
-    return render_lock(by_name.values(), known_tokens(lock))
+    from quiver._search._lock_vectors import lock_vectors
+
+    catalogs = list(by_name.values())
+    return render_lock(catalogs, known_tokens(lock), lock_vectors(catalogs, lock, root))
 
 
 def drift(lock: Lock | None, catalog: ServerCatalog) -> Drift | None:
@@ -120,7 +124,7 @@ def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
     path = Path(source) if Path(source).is_absolute() else (Path.cwd() / source)
     catalog = import_catalog(path, server, source)
     lock = read_lock(root, lock_rel)
-    text = merged_lock_text(lock, [catalog])
+    text = merged_lock_text(lock, [catalog], root)
     write_atomic(root / lock_rel, text)
     warm_root(root)
     return f"imported {len(catalog.tools)} tools of `{server}` into {lock_rel}"
@@ -158,7 +162,7 @@ def run_live(
             return 1, [*lines, f"{lock_rel} is out of date: run `quiver snapshot` and review the diff"]
         return 0, [f"{lock_rel} matches {len(catalogs)} live server(s)"]
     if catalogs:
-        write_atomic(root / lock_rel, merged_lock_text(lock, catalogs))
+        write_atomic(root / lock_rel, merged_lock_text(lock, catalogs, root))
         warm_root(root)  # the new tools' search vectors, so no later command waits for them
     written = [f"snapshotted `{c.name}`: {len(c.tools)} tools" for c in catalogs]
     return (2, [*written, *errors]) if errors else (0, written)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Collection
 from types import ModuleType
 
 from quiver.findings.catalog import CATALOG
@@ -26,6 +27,19 @@ def rule_modules() -> tuple[ModuleType, ...]:
 def all_rules() -> tuple[Rule, ...]:
     """Every lint rule, sorted by code."""
     rules: list[Rule] = [rule for module in rule_modules() for rule in module.RULES]
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def lint_codes() -> tuple[str, ...]:
+    """Every lint rule code, from the catalog (no rule module imported)."""
+    return tuple(sorted(e.code for e in CATALOG if e.module.startswith(LINT_PACKAGE)))
+
+
+def rules_with(codes: Collection[str]) -> tuple[Rule, ...]:
+    """The lint rules of `codes`, sorted by code, importing only the modules that declare them (a `--select`ed
+    run loads the modules it runs)."""
+    names = dict.fromkeys(e.module for e in CATALOG if e.module.startswith(LINT_PACKAGE) and e.code in codes)
+    rules = [r for name in names for r in importlib.import_module(name).RULES if r.code in codes]
     return tuple(sorted(rules, key=lambda r: r.code))
 
 

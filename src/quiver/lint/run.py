@@ -14,7 +14,7 @@ from quiver.findings.select import per_file_ignored, selected_codes
 from quiver.findings.severity import apply_severity
 from quiver.lint.engine import LintContext, run_checks
 from quiver.lint.qvr.unused_suppression import UNUSED_SUPPRESSION
-from quiver.lint.registry import all_rules
+from quiver.lint.registry import lint_codes, rules_with
 from quiver.model import Finding
 from quiver.project import Project, load_project
 from quiver.resolve import resolve_project
@@ -62,9 +62,8 @@ def run(
     project = load_project(root, collect=True)
     ctx = LintContext(project, tuple(resolve_project(project)))
     config = project.config
-    rules = all_rules()
-    chosen = selected_codes([r.code for r in rules], select or config.select, [*config.ignore, *ignore])
-    raw = [f for f in run_checks(ctx, (r for r in rules if r.code in chosen)) if f.rule in chosen]
+    chosen = selected_codes(lint_codes(), select or config.select, [*config.ignore, *ignore])
+    raw = [f for f in run_checks(ctx, rules_with(chosen)) if f.rule in chosen]
     raw = [f for f in raw if not per_file_ignored(f, config.per_file_ignores)]
     raw = apply_severity(raw, config.severity)
     kept, unused, suppressed = suppress.apply(raw, _suppressions(project))

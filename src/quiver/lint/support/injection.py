@@ -33,11 +33,24 @@ class _Pattern:
     would no longer line up).
     """
 
-    __slots__ = ("ci", "cs")
+    __slots__ = ("_ci", "_cs", "source")
 
     def __init__(self, source: str) -> None:
-        self.ci = re.compile(source, re.IGNORECASE)
-        self.cs = re.compile(_lowered(source))
+        self.source = source  # compiled on first use (issue 18): a warm or clean run never pays for it
+        self._ci: re.Pattern[str] | None = None
+        self._cs: re.Pattern[str] | None = None
+
+    @property
+    def ci(self) -> re.Pattern[str]:
+        if self._ci is None:
+            self._ci = re.compile(self.source, re.IGNORECASE)
+        return self._ci
+
+    @property
+    def cs(self) -> re.Pattern[str]:
+        if self._cs is None:
+            self._cs = re.compile(_lowered(self.source))
+        return self._cs
 
     def search(self, text: str, lower: str | None) -> re.Match[str] | None:
         return self.cs.search(lower) if lower is not None else self.ci.search(text)

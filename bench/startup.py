@@ -1,0 +1,77 @@
+"""Print start-up figures side by side: the interpreter floors, `quiver --help`, `quiver rule`, and `quiver lint`
+on the demo and on the 112 real awesome-copilot agents, each cold (no `.quiver/cache`) and warm.
+
+    python bench/startup.py [--repeat 5]
+
+Every figure is the median wall time of fresh processes, with bytecode written (`PYTHONDONTWRITEBYTECODE` is
+removed from the children's environment: an editable install would otherwise recompile quiver on every start),
+after two unmeasured runs. `agnix` (a Rust linter of agent files) is timed on the same agents when it is on PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("QUIVER_CORPUS", ROOT.parent / "shared" / "corpus"))
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def median_wall(argv: list[str], repeat: int, *, fresh: Path | None = None) -> float:
+    """Median wall seconds of `argv` in a fresh process; with `fresh`, its `.quiver/cache` removed before each."""
+    times = []
+    for i in range(repeat + 2):
+        if fresh is not None:
+            shutil.rmtree(fresh / ".quiver" / "cache", ignore_errors=True)
+        start = time.perf_counter()
+        subprocess.run(argv, capture_output=True, check=False, env=ENV)
+        if i >= 2:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    py, n = sys.executable, args.repeat
+    lint = [py, "-m", "quiver", "lint", "--fail-on", "never", "--format", "json", "--project"]
+    rows: list[tuple[str, float | None, float | None]] = [
+        ("python -c pass", median_wall([py, "-c", "pass"], n), None),
+        ("python -c 'import click, yaml'", median_wall([py, "-c", "import click, yaml"], n), None),
+        ("quiver --help", median_wall([py, "-m", "quiver", "--help"], n), None),
+        ("quiver rule AGT015", median_wall([py, "-m", "quiver", "rule", "AGT015"], n), None),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        demo = Path(tmp) / "demo"
+        shutil.copytree(ROOT / "examples" / "demo", demo, ignore=shutil.ignore_patterns("build", "cache"))
+        cases = [("quiver lint: demo (4 agents, 207 tools)", demo)]
+        agents = sorted((CORPUS / "awesome-copilot" / "agents").glob("*.agent.md"))
+        real = Path(tmp) / "real"
+        if agents:
+            (real / ".github" / "agents").mkdir(parents=True)
+            for path in agents:
+                shutil.copyfile(path, real / ".github" / "agents" / path.name)
+            cases.append((f"quiver lint: {len(agents)} awesome-copilot agents", real))
+        for label, root in cases:
+            rows.append((label, median_wall([*lint, str(root)], n, fresh=root), median_wall([*lint, str(root)], n)))
+        agnix = shutil.which("agnix")
+        if agnix and agents:
+            rows.append((f"agnix: {len(agents)} awesome-copilot agents", median_wall([agnix, str(real)], n), None))
+    print(f"{'median wall s (' + str(n) + ' runs)':<48} {'cold':>8} {'warm':>8}")
+    for label, cold, warm in rows:
+        print(f"{label:<48} {cold:8.3f} {'' if warm is None else f'{warm:8.3f}':>8}")
+    if not shutil.which("agnix"):
+        print("(agnix not on PATH: not timed)")
+
+
+if __name__ == "__main__":
+    main()
