@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from quiver.lint.agt.unverifiable_tool_references import unverified_findings
 from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
 from quiver.lint.mcp.unserved_tool_entries import unserved_findings
 from quiver.model import JSON, Finding
+from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
@@ -50,6 +51,9 @@ def build(
 
 def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Progress) -> CompileResult:
     project = load_project(root, collect=True)
+    bad_policy = tuple(policy_errors(project.config)) if not project.blocking else ()
+    if bad_policy:  # every bad policy key and value at once; the config is broken, so nothing is written
+        project = replace(project, errors=(*project.errors, *bad_policy), blocking=(*project.blocking, *bad_policy))
     if project.blocking:
         return CompileResult(project, (), {}, (), project.errors)
     progress.total = len(project.agents)

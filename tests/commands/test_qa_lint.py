@@ -1,0 +1,59 @@
+"""Defects found by using quiver like a user: lint agrees with compile, paths and outputs fail plainly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from projects import agent_text, make_project, stdio, tools
+from quiver.cli import cli as main
+
+
+def run(root: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, [*args, "--project", str(root)])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+def project(root: Path, toml: str = "") -> Path:
+    made = make_project(
+        root,
+        agents={".github/agents/a.agent.md": agent_text("description: d\ntools: ['time/*']")},
+        mcp={"mcpServers": {"time": stdio()}},
+        catalogs={"time": tools("get_current_time", 1)},
+    )
+    if toml:
+        (made / "quiver.toml").write_text(toml)
+    return made
+
+
+BAD_POLICY = '[servers.time]\ntimeout = 5000\napproval = "sometimes"\n'
+
+
+def test_lint_reports_what_compile_rejects_in_policy_tables(tmp_path: Path) -> None:
+    root = project(tmp_path, BAD_POLICY)
+    code, out, _ = run(root, "lint", "--format", "github")
+    assert code == 1
+    assert (
+        "::error file=quiver.toml,line=2,col=1,title=QVR003 unknown-config-key::unknown key `servers.time.timeout`"
+        " in the quiver config (did you mean `timeout_ms`?)"
+    ) in out
+    assert "file=quiver.toml,line=3,col=1,title=QVR004 invalid-execution-policy::`servers.time.approval` must be" in out
+
+
+def test_compile_names_every_bad_policy_key_and_value_with_its_place(tmp_path: Path) -> None:
+    root = project(tmp_path, BAD_POLICY)
+    code, _, err = run(root, "compile")
+    assert code == 2
+    errors = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert errors[0].startswith("error: quiver.toml:2:1: unknown policy key `timeout` in `servers.time`")
+    assert errors[1].startswith("error: quiver.toml:3:1: `servers.time.approval` must be one of")
+    assert not (root / "build").exists()
+
+
+def test_bad_severity_names_the_rule_at_its_line(tmp_path: Path) -> None:
+    root = project(tmp_path, '[severity]\nAGT002 = "error"\nAGT011 = "bogus"\n')
+    code, out, _ = run(root, "lint")
+    assert code == 2
+    assert "quiver.toml:3:1: error[QVR002] `severity.AGT011` must be" in out
