@@ -57,3 +57,47 @@ def test_bad_severity_names_the_rule_at_its_line(tmp_path: Path) -> None:
     code, out, _ = run(root, "lint")
     assert code == 2
     assert "quiver.toml:3:1: error[QVR002] `severity.AGT011` must be" in out
+
+
+def test_lint_of_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    code, out, err = run(root, "lint", str(root / "nosuch.md"))
+    assert code == 2
+    assert f"error: {root / 'nosuch.md'}: no such file or directory" in err
+    assert "All checks passed" not in out
+
+
+def test_lint_of_a_path_quiver_does_not_read_says_so(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "README.md").write_text("# hi\n")
+    code, _, err = run(root, "lint", str(root / "README.md"))
+    assert code == 0
+    assert "README.md: not a file quiver reads" in err
+
+
+def test_broken_agent_outside_path_neither_shown_nor_failing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".claude/agents").mkdir(parents=True)
+    (root / ".claude/agents/broken.md").write_text("---\ndescription: [a\n---\nbody\n")
+    code, out, _ = run(root, "lint", str(root / ".github"))
+    assert "broken.md" not in out
+    assert code == 0  # the exit code follows what is shown
+    code, out, _ = run(root, "lint")
+    assert code == 2 and ".claude/agents/broken.md" in out
+
+
+def test_broken_project_config_is_shown_whatever_the_path(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".mcp.json").write_text("{ nope")
+    code, out, _ = run(root, "lint", str(root / ".github"))
+    assert code == 2 and ".mcp.json" in out
+
+
+def test_missing_baseline_is_a_usage_error_naming_the_fix(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    missing = tmp_path / "missing.json"
+    code, _, err = run(root, "lint", "--baseline", str(missing))
+    assert code == 2
+    assert f"{missing}: no such baseline file" in err and "--update-baseline" in err
+    code, _, _ = run(root, "lint", "--baseline", str(missing), "--update-baseline")
+    assert code == 0 and missing.is_file()
