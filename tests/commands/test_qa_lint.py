@@ -101,3 +101,20 @@ def test_missing_baseline_is_a_usage_error_naming_the_fix(tmp_path: Path) -> Non
     assert f"{missing}: no such baseline file" in err and "--update-baseline" in err
     code, _, _ = run(root, "lint", "--baseline", str(missing), "--update-baseline")
     assert code == 0 and missing.is_file()
+
+
+def test_unwritable_output_paths_are_one_line_exit_2(tmp_path: Path) -> None:
+    root = project(tmp_path / "p")
+    blocker = tmp_path / "f"
+    blocker.write_text("a file, not a folder\n")
+    assert run(root, "compile")[0] == 0
+    for args in (
+        ("lint", "--output", str(blocker / "x")),
+        ("lint", "--baseline", str(blocker / "b.json"), "--update-baseline"),
+        ("compile", "--out", str(blocker / "out")),
+        ("budget", "--html", str(blocker / "r.html")),
+    ):
+        code, _, err = run(root, *args)
+        assert code == 2, args
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"error: cannot write {blocker}/") and f"{blocker} is not a directory" in line
