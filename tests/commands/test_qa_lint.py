@@ -118,3 +118,29 @@ def test_unwritable_output_paths_are_one_line_exit_2(tmp_path: Path) -> None:
         assert code == 2, args
         (line,) = err.strip().splitlines()
         assert line.startswith(f"error: cannot write {blocker}/") and f"{blocker} is not a directory" in line
+
+
+def test_compile_exits_1_on_an_error_finding_and_still_writes(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".github/agents/b.agent.md").write_text(agent_text("description: d\ntools: ['time/nosuch']"))
+    code, _, err = run(root, "compile")
+    assert "error[AGT008]" in err
+    assert code == 1
+    assert (root / "build/quiver/b.json").is_file()
+
+
+def test_compile_sorts_rows_and_findings_by_name(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        agents={
+            ".github/agents/abe.agent.md": agent_text("description: d\ntools: ['early/*']"),
+            ".claude/agents/zed.md": agent_text("description: d\ntools: ['late/*']"),
+        },
+        mcp={"mcpServers": {"early": stdio(), "late": stdio()}},
+    )
+    _, out, err = run(root, "compile")
+    rows = [line.split()[0] for line in out.splitlines()[2:]]
+    assert rows[:2] == ["abe", "zed"]
+    warnings = [line for line in err.splitlines() if "MCP012" in line]
+    assert len(warnings) == 2
+    assert "server `early`" in warnings[0] and "server `late`" in warnings[1]  # file order, not agent order

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from quiver.compile import build_index, build_manifest, render_json
 from quiver.errors import QuiverError
+from quiver.findings.order import sort_findings
 from quiver.host_exports import emit
 from quiver.lint.agt.tool_references import reference_findings
 from quiver.lint.agt.unverifiable_tool_references import unverified_findings
@@ -78,7 +79,7 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     for item in resolved:
         findings.extend(reference_findings(item))
         findings.extend(unverified_findings(item))
-    return CompileResult(project, resolved, outputs, tuple(findings), project.errors)
+    return CompileResult(project, resolved, outputs, tuple(sort_findings(findings)), project.errors)
 
 
 def _check_schema(manifests: dict[str, dict[str, JSON]], index: dict[str, JSON]) -> None:
