@@ -144,3 +144,18 @@ def test_compile_sorts_rows_and_findings_by_name(tmp_path: Path) -> None:
     warnings = [line for line in err.splitlines() if "MCP012" in line]
     assert len(warnings) == 2
     assert "server `early`" in warnings[0] and "server `late`" in warnings[1]  # file order, not agent order
+
+
+def test_check_without_emit_leaves_host_exports_alone(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    assert run(root, "compile", "--emit", "openai")[0] == 0
+    export = root / "build/quiver/a.openai.json"
+    assert export.is_file()
+    code, _, err = run(root, "compile", "--check")
+    assert code == 0, err  # a pre-commit `quiver compile --check` does not fail on another host's export
+    assert run(root, "compile")[0] == 0
+    assert export.is_file()  # and `quiver compile` does not delete it
+    assert run(root, "compile", "--check", "--emit", "openai")[0] == 0
+    (root / ".github/agents/a.agent.md").unlink()
+    assert run(root, "compile")[0] == 0
+    assert not export.exists()  # an agent that is gone takes its exports with it

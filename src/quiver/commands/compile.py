@@ -130,9 +130,20 @@ def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
             stale.append(rel)
     broken = _failed_ids(result)
     for rel in sorted(previous_outputs(root, out_dir) - set(result.outputs)):
-        if _output_agent(rel) not in broken:
+        if _output_agent(rel) not in broken and not _other_host_export(rel, result.outputs):
             stale.append(rel)
     return stale
+
+
+def _other_host_export(rel: str, outputs: dict[str, str]) -> bool:
+    """A host export (`a.openai.json`) of an agent still compiled, for a host this run does not `--emit`:
+    compile without `--emit openai` neither judges it nor removes it (only `--emit openai` rewrites it)."""
+    name = rel.rsplit("/", 1)[-1]
+    host = next((h for h in (".anthropic.json", ".openai.json") if name.endswith(h)), None)
+    if host is None:
+        return False
+    manifest = rel[: -len(host)] + ".json"
+    return manifest in outputs and not any(o.endswith(host) for o in outputs)
 
 
 def _failed_ids(result: CompileResult) -> set[str]:
@@ -158,8 +169,8 @@ def write(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     failed_ids = _failed_ids(result)
     removed = []
     for rel in sorted(old - set(result.outputs)):
-        if _output_agent(rel) in failed_ids:
-            continue  # keep the last good manifest of an agent that failed to read this time
+        if _output_agent(rel) in failed_ids or _other_host_export(rel, result.outputs):
+            continue  # keep the last good manifest of an agent that failed to read, and other hosts' exports
         (root / rel).unlink(missing_ok=True)
         removed.append(rel)
     return removed
