@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from quiver.builtins import builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
+from quiver.builtins import alias_names, builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
 from quiver.model import Agent, Location, Lock, LockedTool, Server, ToolRef
 from quiver.project import HOST_SERVERS, apply_overlay
-from quiver.suggest import closest
+from quiver.suggest import closest, typo_of
 
 CLAUDE_MCP_PREFIX = "mcp__"  # Claude Code's model-facing MCP names: `mcp__server__tool`, `mcp__server`
 
@@ -184,6 +184,8 @@ class Selector:
         elif owners:
             servers = tuple(name for name, _ in owners)
             self.unresolved.append(Unresolved("ambiguous-tool", ref, candidates=servers))
+        elif typo := typo_of(text, alias_names()):  # `serch`: a misspelt built-in, provably wrong
+            self.unresolved.append(Unresolved("unknown-tool", ref, guess=typo))
         elif guess := closest(text, [*self.visible, *(t.name for c in self.catalogs.values() for t in c or ())]):
             self.unresolved.append(Unresolved("unknown-tool", ref, guess=guess))
         else:

@@ -159,3 +159,21 @@ def test_check_without_emit_leaves_host_exports_alone(tmp_path: Path) -> None:
     (root / ".github/agents/a.agent.md").unlink()
     assert run(root, "compile")[0] == 0
     assert not export.exists()  # an agent that is gone takes its exports with it
+
+
+def test_a_misspelt_built_in_is_an_error_with_a_did_you_mean(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".github/agents/b.agent.md").write_text(agent_text("description: d\ntools: [serch, Reed, todo]"))
+    code, out, _ = run(root, "lint", "--select", "AGT008,AGT022", "--format", "github")
+    assert code == 1
+    assert "col=9,title=AGT008 unknown-tool-reference::`serch`" in out and "(did you mean `search`?)" in out
+    assert "(did you mean `read`?)" in out and "AGT022" not in out
+
+
+def test_explain_suggests_tools_and_agent_ids_for_display_names(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".github/agents/janitor.agent.md").write_text(agent_text("name: C#/.NET Janitor\ndescription: d"))
+    code, _, err = run(root, "explain", "a", "time/get_current_tim")
+    assert code == 2 and "(did you mean `time/get_current_time_00`?)" in err
+    code, _, err = run(root, "explain", "C#/.NET Janitor")
+    assert code == 2 and "did you mean `janitor`? an agent goes by its id" in err
