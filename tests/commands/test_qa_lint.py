@@ -177,3 +177,28 @@ def test_explain_suggests_tools_and_agent_ids_for_display_names(tmp_path: Path) 
     assert code == 2 and "(did you mean `time/get_current_time_00`?)" in err
     code, _, err = run(root, "explain", "C#/.NET Janitor")
     assert code == 2 and "did you mean `janitor`? an agent goes by its id" in err
+
+
+def test_tool010_is_one_note_per_server(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        agents={".github/agents/a.agent.md": agent_text("description: d\ntools: ['one/*', 'many/*']")},
+        mcp={"mcpServers": {"one": stdio(), "many": stdio()}},
+        catalogs={"one": tools("get", 1), "many": tools("op", 7)},
+    )
+    _, out, _ = run(root, "lint", "--select", "TOOL010", "--format", "github")
+    notes = out.strip().splitlines()
+    assert len(notes) == 2
+    assert "7 tools of server `many` set neither" in notes[0] and "`op_04` and 2 more" in notes[0]
+    assert "`one/get_00` sets neither" in notes[1] and '[tool.quiver.tools."one/get_00"]' in notes[1]
+
+
+def test_diff_output_to_an_unwritable_path_is_one_line(tmp_path: Path) -> None:
+    root = project(tmp_path / "p")
+    (tmp_path / "f").write_text("a file\n")
+    lock = str(root / "quiver.lock.json")
+    code, _, err = run(root, "diff", lock, lock, "--output", str(tmp_path / "f" / "r.txt"))
+    assert code == 2 and err.strip().splitlines() == [
+        f"error: cannot write {tmp_path}/f/r.txt: {tmp_path}/f is not a directory "
+        "(choose a path in a folder you can write to)"
+    ]
