@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from projects import agent_text, make_project, stdio, tools
+from projects import agent_text, make_project, stdio, tool, tools
 from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
 from quiver.lint.mcp.unserved_tool_entries import unserved_findings
 from quiver.lint.run import run
@@ -106,3 +106,19 @@ def test_awesome_copilot_without_mcp_config_has_no_reference_error_and_keeps_its
     assert ("MCP004", "error", "cast-imaging-impact-analysis.agent.md") in defects  # no `tools` allow-list
     unsnapshotted = [(f.server, f.location.file) for f in findings if f.rule == "MCP012" and f.location]
     assert len(unsnapshotted) == len(set(unsnapshotted))
+
+
+def test_claude_code_mcp_names_resolve_like_server_slash_tool(tmp_path: Path) -> None:
+    refs = "Bash, Read, mcp__fs__read_file, mcp__my__srv, mcp__fs__reed_file"
+    make_project(
+        tmp_path,
+        agents={".claude/agents/cl.md": agent_text(f"description: d\ntools: {refs}")},
+        mcp={"mcpServers": {"fs": stdio(), "my__srv": stdio()}},
+        catalogs={"fs": [tool("read_file"), tool("write_file")], "my__srv": tools("t", 2)},
+    )
+    (resolved,) = resolve_project(load_project(tmp_path))
+    carried = sorted((t.server, t.tool.name, t.named) for t in resolved.tools)
+    assert carried == [("fs", "read_file", True), ("my__srv", "t_00", False), ("my__srv", "t_01", False)]
+    (wrong,) = lint(tmp_path, "AGT008", "AGT010", "AGT022")
+    assert wrong.rule == "AGT008" and "`mcp__fs__reed_file`" in wrong.message
+    assert wrong.hint == "did you mean `mcp__fs__read_file`?"

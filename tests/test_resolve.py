@@ -205,3 +205,8 @@ def test_model_facing_names_are_recorded_per_host(tmp_path: Path) -> None:
         "copilot_cli": "big-op_01",
         "quiver": "big__op_01",
     }
+
+
+def test_one_mcp_tool_is_singular_in_the_reason(tmp_path: Path) -> None:
+    r = one_agent(tmp_path, "description: d\ntools: ['big/*']", n=1)
+    assert r.tool_search.reason == "1 MCP tool < threshold 30"

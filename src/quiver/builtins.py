@@ -113,6 +113,11 @@ def is_vscode_set_tool(prefix: str, tool: str) -> bool:
     return is_toolset(prefix) and tool.lower() in VSCODE_TOOLS
 
 
+def alias_names() -> list[str]:
+    """The built-in aliases and their compatible names (`search`, `grep`, `Bash` lower-cased, ...)."""
+    return sorted({*ALIASES, *_CANONICAL})
+
+
 def known_names() -> list[str]:
     """Every built-in name, for did-you-mean suggestions."""
     return sorted({*ALIASES, *_CANONICAL, *VSCODE_TOOL_NAMES})

@@ -79,11 +79,13 @@ def compile_command(
             )
         elif not quiet:
             cache = TokenCache(root / cmd.CACHE_FILE)
-            rows = [(r, budget_of(r, cache)) for r in result.resolved]
+            rows = [(r, budget_of(r, cache)) for r in sorted(result.resolved, key=lambda r: r.agent.id)]
             click.echo(budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows), nl=False)
         click.echo(f"wrote {len(result.outputs)} file(s) to {out_dir}/", err=True)
     if result.errors:
         sys.exit(2)
+    if any(f.severity == "error" for f in result.findings):
+        sys.exit(1)  # the manifests are written, but a `tools` entry resolves to nothing (as lint --fail-on error)
 
 
 @cli.command("explain")

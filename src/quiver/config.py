@@ -43,6 +43,20 @@ KEYS = frozenset(
         "search",
     }
 )
+# Keys of a `servers.NAME` / `tools."server/tool"` execution-policy table (DESIGN §7; checked in policy.py).
+POLICY_KEYS = frozenset(
+    {
+        "timeout_ms",
+        "retry",
+        "approval",
+        "side_effect",
+        "reconcile",
+        "idempotency_key_argument",
+        "honours_idempotency_key",
+        "transient_errors",
+    }
+)
+TOOL_KEYS = POLICY_KEYS | {"examples"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +81,16 @@ class Config:
     routes: str = ".quiver/routes.yaml"
     search: Literal["semantic", "lexical"] = "semantic"  # tool search ranking (`quiver.search.build_index`)
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "server/tool" -> user requests
-    unknown_keys: tuple[tuple[str, int, int], ...] = ()  # (key, line, column) of each key quiver does not know
+    # (key, line, column) of each key quiver does not know; a policy table's key is dotted: `servers.time.timeout`
+    unknown_keys: tuple[tuple[str, int, int], ...] = ()
+    positions: Mapping[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)  # key path -> line, column
+
+    def position(self, *path: str) -> Position:
+        """Where the key at `path` (or its nearest enclosing table) is written in the config file."""
+        for end in range(len(path), 0, -1):
+            if path[:end] in self.positions:
+                return Position(self.path or "quiver.toml", *self.positions[path[:end]])
+        return Position(self.path or "quiver.toml")
 
 
 def load_config(root: Path) -> Config:
@@ -91,8 +114,18 @@ def load_config(root: Path) -> Config:
         table = data.get("tool", {}).get("quiver") if nested else data
         if table is None:
             continue
-        return config_from_table(table, name, functools.partial(key_position, text, nested=nested))
+        paths = key_paths(text, nested=nested)
+        config = config_from_table(table, name, _locator(paths, functools.partial(key_position, text, nested=nested)))
+        return _with_policy_keys(config, paths)
     return Config()
+
+
+def _locator(
+    paths: Mapping[tuple[str, ...], tuple[int, int]], top: Callable[[str], tuple[int, int]]
+) -> Callable[[str], tuple[int, int]]:
+    """Where a key is written: a dotted one (`severity.AGT011`) by its path, a top-level one by `key_position`."""
+    dotted = {".".join(path): where for path, where in reversed(list(paths.items()))}
+    return lambda key: dotted.get(key) or top(key)
 
 
 def _toml_position(message: str) -> tuple[int, int]:
@@ -160,8 +193,11 @@ def config_from_table(
     if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
         raise fail("budget_tokens", "a whole number >= 0")
     severity = table.get("severity", {})
-    if not isinstance(severity, dict) or not all(v in ("error", "warning", "info") for v in severity.values()):
+    if not isinstance(severity, dict):
         raise fail("severity", 'a table of rule = "error" | "warning" | "info"')
+    for code, level in severity.items():
+        if level not in ("error", "warning", "info"):
+            raise fail(f"severity.{code}", f'"error", "warning" or "info" (not {level!r})')
     mcp_servers = table.get("mcp_servers", [])
     if not isinstance(mcp_servers, list) or not all(isinstance(v, dict) for v in mcp_servers):
         raise fail("mcp_servers", "a list of tables (`[[tool.quiver.mcp_servers]]`)")
@@ -200,7 +236,12 @@ def config_from_table(
 
 
 def unknown_key_hint(key: str) -> str:
-    """A did-you-mean for an unknown quiver config key."""
+    """A did-you-mean for an unknown quiver config key (dotted for a policy table's: `servers.time.timeout`)."""
+    head, _, rest = key.partition(".")
+    if rest:
+        known = TOOL_KEYS if head == "tools" else POLICY_KEYS
+        guess = difflib.get_close_matches(key.rsplit(".", 1)[-1], sorted(known), n=1)
+        return f"did you mean `{guess[0]}`?" if guess else f"an execution policy takes {', '.join(sorted(known))}"
     guess = difflib.get_close_matches(key, sorted(KEYS), n=1)
     return f"did you mean `{guess[0]}`?" if guess else "see README, `[tool.quiver]` keys"
 
@@ -211,7 +252,69 @@ def unknown_key_warnings(config: Config) -> list[str]:
         f"warning: {Position(config.path or 'quiver.toml', line, col)}: unknown key `{key}` in the quiver config "
         f"({unknown_key_hint(key)})"
         for key, line, col in config.unknown_keys
+        if "." not in key  # an unknown policy key is an error in compile (`quiver.policy.policy_errors`)
     ]
+
+
+def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int, int]]) -> Config:
+    """The config with its key positions, and each unknown key of a `servers.*` / `tools.*` table added."""
+    import dataclasses
+
+    unknown = list(config.unknown_keys)
+    for head, tables, known in (("servers", config.servers, POLICY_KEYS), ("tools", config.tools, TOOL_KEYS)):
+        for name, entry in sorted(tables.items()):
+            for key in sorted(k for k in entry if k not in known):
+                unknown.append((f"{head}.{name}.{key}", *paths.get((head, name, key), (0, 0))))
+    return dataclasses.replace(config, unknown_keys=tuple(unknown), positions=dict(paths))
+
+
+_KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*"
+
+
+def _dotted(text: str) -> tuple[str, ...] | None:
+    """The parts of a TOML dotted key (`tools."a/b".retry`), or None when `text` is not one."""
+    import re
+
+    parts = []
+    for piece in re.finditer(rf"{_KEY_PART}(\.|$)", text):
+        parts.append(piece.group(1).strip("\"'"))
+        if not piece.group(2):
+            return tuple(parts) if piece.end() == len(text) else None
+    return None
+
+
+def key_paths(text: str, *, nested: bool) -> dict[tuple[str, ...], tuple[int, int]]:
+    """Line and column of every key of the quiver table, by key path (a table header counts as its key;
+    keys of a one-line inline table are found too). The first place a path is written wins."""
+    import re
+
+    found: dict[tuple[str, ...], tuple[int, int]] = {}
+    table: tuple[str, ...] | None = () if not nested else None
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            header = _dotted(stripped[1 : stripped.index("]")].strip("[ ")) if "]" in stripped else None
+            if header and header[:2] == ("tool", "quiver"):
+                table = header[2:]
+            elif header and not nested and header[0] != "tool":
+                table = header
+            else:
+                table = None
+            if table:
+                found.setdefault(table, (number, line.index("[") + 1))
+            continue
+        if table is None or "=" not in line:
+            continue
+        left, _, right = line.partition("=")
+        key = _dotted(left.strip())
+        if not key:
+            continue
+        path = table + key
+        found.setdefault(path, (number, len(left) - len(left.lstrip()) + 1))
+        if right.strip().startswith("{"):
+            for inner in re.finditer(rf"[{{,]{_KEY_PART}=", right):
+                found.setdefault((*path, inner.group(1).strip("\"'")), (number, len(left) + 2 + inner.start(1)))
+    return found
 
 
 def _split_examples(

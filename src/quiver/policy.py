@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import get_args
 
-from quiver.errors import ConfigError
+from quiver.config import POLICY_KEYS, Config, unknown_key_hint
+from quiver.errors import ConfigError, Position
 from quiver.model import JSON, SideEffect
 
 SIDE_EFFECTS: tuple[str, ...] = get_args(SideEffect)
@@ -18,18 +19,6 @@ DEFAULT_RETRY: dict[str, JSON] = {
     "maximum_attempts": 3,
     "non_retryable_errors": [],
 }
-POLICY_KEYS = frozenset(
-    {
-        "timeout_ms",
-        "retry",
-        "approval",
-        "side_effect",
-        "reconcile",
-        "idempotency_key_argument",
-        "honours_idempotency_key",
-        "transient_errors",
-    }
-)
 
 
 def side_effect_class(annotations: Mapping[str, JSON]) -> SideEffect:
@@ -121,3 +110,65 @@ def _check_transient(value: JSON, server: str, tool: str) -> list[str]:
             f"`transient_errors` for `{server}/{tool}`: {exc}",
             hint='write a list of Python regular expressions, e.g. transient_errors = ["(?i)rate limit", "\\b503\\b"]',
         ) from None
+
+
+def policy_errors(config: Config, *, unknown: bool = True) -> list[ConfigError]:
+    """Every bad key (with `unknown`) and bad value of the `servers.*` / `tools.*` policy tables, each at
+    its file:line:col, in file order: compile reports them all at once, lint as QVR003 / QVR004."""
+    errors = []
+    if unknown:
+        for key, line, col in config.unknown_keys:
+            if "." in key:
+                head, name, rest = _split_unknown(key, config)
+                errors.append(
+                    ConfigError(
+                        f"unknown policy key `{rest}` in `{head}.{name}`",
+                        position=Position(config.path or "quiver.toml", line, col),
+                        hint=unknown_key_hint(key),
+                    )
+                )
+    for head, tables in (("servers", config.servers), ("tools", config.tools)):
+        for name, table in sorted(tables.items()):
+            for path, message, hint in table_problems(table):
+                where = config.position(head, name, *path)
+                errors.append(ConfigError(f"`{'.'.join((head, name, *path))}` {message}", position=where, hint=hint))
+    return sorted(errors, key=lambda e: (e.position.line if e.position else 0, e.message))
+
+
+def _split_unknown(key: str, config: Config) -> tuple[str, str, str]:
+    head, _, rest = key.partition(".")
+    names = config.servers if head == "servers" else config.tools
+    name = next((n for n in sorted(names, key=len, reverse=True) if rest.startswith(f"{n}.")), rest.split(".")[0])
+    return head, name, rest[len(name) + 1 :]
+
+
+def table_problems(table: Mapping[str, JSON]) -> list[tuple[tuple[str, ...], str, str]]:
+    """(key path, what is wrong, hint) for each known key of one policy table whose value the gateway would
+    refuse. Unknown keys are the config's (`Config.unknown_keys`)."""
+    problems: list[tuple[tuple[str, ...], str, str]] = []
+
+    def bad(key: str, what: str, hint: str, *sub: str) -> None:
+        problems.append(((key, *sub), what if sub else f"must be {what}", hint))
+
+    if "side_effect" in table and table["side_effect"] not in SIDE_EFFECTS:
+        bad("side_effect", f"one of {', '.join(SIDE_EFFECTS)} (not {table['side_effect']!r})", "write one of them")
+    if "approval" in table and table["approval"] not in APPROVALS:
+        bad("approval", f"one of {', '.join(APPROVALS)} (not {table['approval']!r})", "write one of them")
+    timeout = table.get("timeout_ms", 1)
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
+        bad("timeout_ms", "a positive whole number of milliseconds", "e.g. timeout_ms = 5000")
+    retry = table.get("retry", {})
+    if not isinstance(retry, dict):
+        bad("retry", "a table", "e.g. retry = { maximum_attempts = 5 }")
+    else:
+        for key in sorted(set(retry) - set(DEFAULT_RETRY)):
+            bad("retry", "is not a retry setting", "use Temporal's names: " + ", ".join(DEFAULT_RETRY), key)
+    if "honours_idempotency_key" in table and not isinstance(table["honours_idempotency_key"], bool):
+        bad("honours_idempotency_key", "true or false", "write true or false")
+    for key, check in (("transient_errors", _check_transient), ("reconcile", _check_reconcile)):
+        if key in table:
+            try:
+                check(table[key], "", "")
+            except ConfigError as exc:
+                problems.append(((key,), "is invalid: " + exc.message.split(": ", 1)[-1], exc.hint or "see README"))
+    return problems

@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from quiver.builtins import builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
+from quiver.builtins import alias_names, builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
 from quiver.model import Agent, Location, Lock, LockedTool, Server, ToolRef
 from quiver.project import HOST_SERVERS, apply_overlay
-from quiver.suggest import closest
+from quiver.suggest import closest, typo_of
+
+CLAUDE_MCP_PREFIX = "mcp__"  # Claude Code's model-facing MCP names: `mcp__server__tool`, `mcp__server`
 
 UnresolvedKind = Literal["unknown-tool", "ambiguous-tool", "unknown-server"]
 
@@ -113,6 +115,9 @@ class Selector:
             for name in sorted(self.visible):
                 self.add_server(name, ref.location)
             return
+        if text.startswith(CLAUDE_MCP_PREFIX) and len(text) > len(CLAUDE_MCP_PREFIX):
+            self.qualified(ref, *self.claude_name(text[len(CLAUDE_MCP_PREFIX) :]))
+            return
         if "/" in text:
             self.qualified(ref, *text.split("/", 1))
             return
@@ -128,6 +133,16 @@ class Selector:
         else:
             self.bare(ref, text)
 
+    def claude_name(self, name: str) -> tuple[str, str]:
+        """Claude Code's `mcp__server__tool` (after `mcp__`) as (server, tool); `mcp__server` (and
+        `mcp__server__*`) is the whole server. The longest known server name that fits wins (a name may hold
+        `__`); otherwise the first `__` splits."""
+        known = sorted((*self.visible, *HOST_SERVERS), key=len, reverse=True)
+        server = next((s for s in known if name == s or name.startswith(f"{s}__")), None)
+        if server is None:
+            server = name.split("__", 1)[0]
+        return server, name[len(server) + 2 :] or "*"
+
     def qualified(self, ref: ToolRef, prefix: str, rest: str) -> None:
         if prefix in self.visible:
             catalog = self.catalogs[prefix]
@@ -140,7 +155,8 @@ class Selector:
                 if tool.name == rest:
                     self.add(tool, ref.location, named=True)
                     return
-            tools = tuple(f"{prefix}/{t.name}" for t in catalog)
+            claude = ref.text.startswith(CLAUDE_MCP_PREFIX)  # suggest in the form the author wrote
+            tools = tuple(f"mcp__{prefix}__{t.name}" if claude else f"{prefix}/{t.name}" for t in catalog)
             self.unresolved.append(Unresolved("unknown-tool", ref, server=prefix, candidates=tools))
         elif prefix in HOST_SERVERS:
             self.host_reference(ref, prefix)
@@ -168,6 +184,8 @@ class Selector:
         elif owners:
             servers = tuple(name for name, _ in owners)
             self.unresolved.append(Unresolved("ambiguous-tool", ref, candidates=servers))
+        elif typo := typo_of(text, alias_names()):  # `serch`: a misspelt built-in, provably wrong
+            self.unresolved.append(Unresolved("unknown-tool", ref, guess=typo))
         elif guess := closest(text, [*self.visible, *(t.name for c in self.catalogs.values() for t in c or ())]):
             self.unresolved.append(Unresolved("unknown-tool", ref, guess=guess))
         else:

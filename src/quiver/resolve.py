@@ -145,13 +145,14 @@ def _tool_search(
         return result(False, f"model `{agent.models[0]}` does not support tool search")
     if config.tool_search == "always":
         return result(True, 'tool_search = "always" in the quiver config')
+    carried = f"{count} MCP tool{'' if count == 1 else 's'}"
     if count >= threshold:
-        return result(True, f"{count} MCP tools >= threshold {threshold}")
+        return result(True, f"{carried} >= threshold {threshold}")
     explicit = sorted({s for s, _ in selected if visible[s].preload is False})
     if explicit:
         names = ", ".join(f"`{s}`" for s in explicit)
-        return result(True, f"{count} MCP tools < threshold {threshold}, but {names} set `preload: false`")
-    return result(False, f"{count} MCP tools < threshold {threshold}")
+        return result(True, f"{carried} < threshold {threshold}, but {names} set `preload: false`")
+    return result(False, f"{carried} < threshold {threshold}")
 
 
 LoadCode = Literal[

@@ -60,6 +60,8 @@ def test_force_color_colors_piped_output_and_no_color_wins(tmp_path: Path) -> No
     assert "\x1b[" in _quiver("lint", cwd=tmp_path, FORCE_COLOR="1").stdout
     assert "\x1b[" not in _quiver("lint", cwd=tmp_path).stdout
     assert "\x1b[" not in _quiver("lint", cwd=tmp_path, FORCE_COLOR="1", NO_COLOR="1").stdout
+    for off in ("0", "", "false"):  # the force-color convention: these force nothing
+        assert "\x1b[" not in _quiver("lint", cwd=tmp_path, FORCE_COLOR=off).stdout
 
 
 def test_ctrl_c_exits_130_not_1(tmp_path: Path) -> None:

@@ -66,7 +66,8 @@ def big_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = subprocess.run(
         [sys.executable, "-m", "quiver", "compile", "-q", "-C", str(root)], capture_output=True, text=True, check=False
     )
-    assert proc.returncode in (0, 2), proc.stderr[-2000:]  # the corpus names servers the demo lacks (AGT010)
+    # the corpus names servers and tools the demo lacks (AGT008/AGT010 errors: exit 1, manifests still written)
+    assert proc.returncode in (0, 1, 2), proc.stderr[-2000:]
     assert len(list((root / "build" / "quiver").glob("*.json"))) == 113
     page = root / "report.html"
     proc = subprocess.run(

@@ -24,12 +24,14 @@ project_option = click.option(
 
 
 def color(output: Path | None) -> bool:
-    """Color on a terminal; NO_COLOR turns it off, FORCE_COLOR on (https://no-color.org)."""
+    """Color on a terminal; NO_COLOR turns it off, FORCE_COLOR on (https://no-color.org); FORCE_COLOR empty,
+    `0` or `false` forces nothing (as Node's supports-color reads it), so the terminal decides."""
     import os
 
     if output is not None or os.environ.get("NO_COLOR"):
         return False
-    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+    forced = os.environ.get("FORCE_COLOR", "").strip().lower() not in ("", "0", "false")
+    return forced or sys.stdout.isatty()
 
 
 def root(project: Path) -> Path:

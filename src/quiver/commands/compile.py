@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiver.compile import Policies, build_index, build_manifest, render_json
 from quiver.errors import QuiverError
+from quiver.findings.order import sort_findings
 from quiver.host_exports import emit
 from quiver.lint.agt.tool_references import reference_findings
 from quiver.lint.agt.unverifiable_tool_references import unverified_findings
 from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
 from quiver.lint.mcp.unserved_tool_entries import unserved_findings
 from quiver.model import JSON, Finding
+from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
@@ -51,6 +53,9 @@ def build(
 
 def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Progress) -> CompileResult:
     project = load_project(root, collect=True)
+    bad_policy = tuple(policy_errors(project.config)) if not project.blocking else ()
+    if bad_policy:  # every bad policy key and value at once; the config is broken, so nothing is written
+        project = replace(project, errors=(*project.errors, *bad_policy), blocking=(*project.blocking, *bad_policy))
     if project.blocking:
         return CompileResult(project, (), {}, (), project.errors)
     progress.total = len(project.agents)
@@ -77,7 +82,7 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     for item in resolved:
         findings.extend(reference_findings(item))
         findings.extend(unverified_findings(item))
-    return CompileResult(project, resolved, outputs, tuple(findings), project.errors)
+    return CompileResult(project, resolved, outputs, tuple(sort_findings(findings)), project.errors)
 
 
 def _check_new(
@@ -145,9 +150,20 @@ def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
             stale.append(rel)
     broken = _failed_ids(result)
     for rel in sorted(previous_outputs(root, out_dir) - set(result.outputs)):
-        if _output_agent(rel) not in broken:
+        if _output_agent(rel) not in broken and not _other_host_export(rel, result.outputs):
             stale.append(rel)
     return stale
+
+
+def _other_host_export(rel: str, outputs: dict[str, str]) -> bool:
+    """A host export (`a.openai.json`) of an agent still compiled, for a host this run does not `--emit`:
+    compile without `--emit openai` neither judges it nor removes it (only `--emit openai` rewrites it)."""
+    name = rel.rsplit("/", 1)[-1]
+    host = next((h for h in (".anthropic.json", ".openai.json") if name.endswith(h)), None)
+    if host is None:
+        return False
+    manifest = rel[: -len(host)] + ".json"
+    return manifest in outputs and not any(o.endswith(host) for o in outputs)
 
 
 def _failed_ids(result: CompileResult) -> set[str]:
@@ -173,8 +189,8 @@ def write(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     failed_ids = _failed_ids(result)
     removed = []
     for rel in sorted(old - set(result.outputs)):
-        if _output_agent(rel) in failed_ids:
-            continue  # keep the last good manifest of an agent that failed to read this time
+        if _output_agent(rel) in failed_ids or _other_host_export(rel, result.outputs):
+            continue  # keep the last good manifest of an agent that failed to read, and other hosts' exports
         (root / rel).unlink(missing_ok=True)
         removed.append(rel)
     return removed

@@ -9,23 +9,19 @@ from pathlib import Path
 from quiver.commands.compile import CACHE_FILE
 from quiver.compile import budget_of
 from quiver.errors import UsageError
+from quiver.model import Agent
 from quiver.project import load_project
 from quiver.report.budget import explain, explain_json
 from quiver.resolve import ResolvedTool, resolve_agent
 from quiver.sources.token_cache import TokenCache
-from quiver.suggest import did_you_mean
+from quiver.suggest import closest, did_you_mean
 
 
 def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text") -> str:
     project = load_project(root)
     by_id = {a.id: a for a in project.agents}
     if agent_id not in by_id:
-        hint = (
-            did_you_mean(agent_id, by_id, "run `quiver compile` to list the agents")
-            if by_id
-            else "no agent files found"
-        )
-        raise UsageError(f"no agent `{agent_id}`", hint=hint)
+        raise UsageError(f"no agent `{agent_id}`", hint=_agent_hint(agent_id, project.agents))
     resolved = resolve_agent(by_id[agent_id], project.servers, project.lock, project.config)
     budget = budget_of(resolved, TokenCache(root / CACHE_FILE))
     text = explain(resolved, budget, tool)
@@ -38,7 +34,11 @@ def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text") -> str:
                 "so quiver does not know its tools",
                 hint=f"run `quiver snapshot --server {server}`, then `quiver compile`",
             )
-        raise UsageError(f"agent `{agent_id}` carries no tool `{tool}`", hint=f"run `quiver explain {agent_id}`")
+        carried = [f"{t.server}/{t.tool.name}" for t in resolved.tools]
+        if "/" not in tool:
+            carried = [t.tool.name for t in resolved.tools]
+        hint = did_you_mean(tool, carried, f"run `quiver explain {agent_id}` to list its tools")
+        raise UsageError(f"agent `{agent_id}` carries no tool `{tool}`", hint=hint)
     if tool is None:
         for server in resolved.unknown_catalogs:
             named = [r for r in resolved.unknown_named if r.split("/", 1)[0] == server]
@@ -50,6 +50,20 @@ def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text") -> str:
     if fmt == "json":
         return explain_json(resolved, budget, tool)
     return text + _examples(resolved.tools, project.config.examples, tool)
+
+
+def _agent_hint(given: str, agents: Iterable[Agent]) -> str:
+    """A did-you-mean over agent ids, and over display `name`s (naming the id to type instead)."""
+    ids = {a.id: a.id for a in agents}
+    if not ids:
+        return "no agent files found"
+    by_name = {a.name: a.id for a in agents if a.name}
+    exact = next((ident for name, ident in sorted(by_name.items()) if name.lower() == given.lower()), None)
+    if guess := ids.get(closest(given, ids) or ""):
+        return f"did you mean `{guess}`?"
+    if guess := exact or by_name.get(closest(given, by_name) or ""):
+        return f"did you mean `{guess}`? an agent goes by its id, the file name, not its `name`"
+    return "run `quiver compile` to list the agents"
 
 
 def _examples(tools: Iterable[ResolvedTool], examples: Mapping[str, tuple[str, ...]], only: str | None) -> str:

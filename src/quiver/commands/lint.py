@@ -31,6 +31,7 @@ def run(
     output: Path | None,
     color: bool,
 ) -> int:
+    _check_paths(paths, baseline if not update_baseline else None)
     if update_baseline:
         if baseline is None:
             from quiver.errors import UsageError
@@ -71,6 +72,28 @@ def run(
         write_atomic(output, text)
     else:
         click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped
-    if outcome.project.errors:
-        return 2  # an input file could not be read: its findings above name each one
+    for path in outcome.outside:
+        click.echo(
+            f"note: {path}: not a file quiver reads (agent files, MCP configs, the quiver config, the lock): "
+            "nothing to check there",
+            err=True,
+        )
+    if outcome.input_errors:
+        return 2  # an input file in scope could not be read: its QVR002 finding above names it
     return 1 if at_or_above(findings, fail_on) else 0
+
+
+def _check_paths(paths: Sequence[str], baseline: Path | None) -> None:
+    """A PATH or a --baseline that does not exist is a usage error, not an empty, passing run."""
+    from quiver.errors import UsageError
+
+    for path in paths:
+        if not Path(path).exists():
+            raise UsageError(
+                f"{path}: no such file or directory", hint="name a file or directory of the project, or none for all"
+            )
+    if baseline is not None and not baseline.is_file():
+        raise UsageError(
+            f"{baseline}: no such baseline file",
+            hint=f"create it with `quiver lint --baseline {baseline} --update-baseline`",
+        )

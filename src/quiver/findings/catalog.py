@@ -144,6 +144,7 @@ MCP020    key-ignored-by-transport                   quiver.lint.mcp.key_ignored
 QVR001    unused-suppression                         quiver.lint.qvr.unused_suppression
 QVR002    unreadable-file                            quiver.lint.qvr.unreadable_file
 QVR003    unknown-config-key                         quiver.lint.qvr.unknown_config_key
+QVR004    invalid-execution-policy                   quiver.lint.qvr.invalid_execution_policy
 ROUTE001  near-duplicate-tools                       quiver.lint.route.tool_pairs
 ROUTE002  near-duplicate-tools-across-servers        quiver.lint.route.tool_pairs
 ROUTE003  near-duplicate-agent-descriptions          quiver.lint.route.near_duplicate_agent_descriptions

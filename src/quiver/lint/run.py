@@ -30,6 +30,20 @@ class LintOutcome:
     all_findings: tuple[Finding, ...]  # after selection and overrides only (what a baseline records)
     suppressed: int
     baselined: int
+    input_errors: int = 0  # unreadable input files in scope: each is a QVR002 finding, and lint exits 2
+    outside: tuple[str, ...] = ()  # PATHS that hold no file quiver reads
+
+
+def input_files(project: Project) -> set[str]:
+    """Every project-relative file lint reads: agent files, MCP configs, the quiver config, the lock, and the
+    files that could not be read."""
+    files = {a.path for a in project.agents} | {c.path for c in project.configs}
+    files |= {e.position.file for e in project.errors if e.position}
+    if project.config.path:
+        files.add(project.config.path)
+    if project.lock is not None or (project.root / project.config.lock).is_file():
+        files.add(project.config.lock)
+    return files
 
 
 def _suppressions(project: Project) -> list[suppress.Suppression]:
@@ -73,9 +87,21 @@ def run(
                 directive = f"ignore[{', '.join(s.codes)}]" if s.codes else "ignore"
                 kept.append(UNUSED_SUPPRESSION.finding(location=s.location, directive=directive))
     everything = sort_findings(kept)
+    errors = project.errors
+    outside: tuple[str, ...] = ()
     if paths:
-        everything = [f for f in everything if f.location and _under(root / f.location.file, paths)]
+        # A broken project-wide file (config, MCP config, lock) changes what PATHS are checked against, so
+        # it is shown (and fails the run) wherever it is; a broken agent file elsewhere is out of scope.
+        wide = {e.position.file for e in project.blocking if e.position}
+        everything = [
+            f for f in everything if f.location and (_under(root / f.location.file, paths) or f.location.file in wide)
+        ]
+        errors = tuple(
+            e for e in errors if not e.position or e.position.file in wide or _under(root / e.position.file, paths)
+        )
+        read = input_files(project)
+        outside = tuple(p for p in paths if not any(_under(root / rel, (p,)) for rel in read))
     shown, baselined = everything, 0
     if baseline is not None and baseline.exists():
         shown, baselined = split_baselined(everything, read_baseline(baseline))
-    return LintOutcome(project, tuple(shown), tuple(everything), suppressed, baselined)
+    return LintOutcome(project, tuple(shown), tuple(everything), suppressed, baselined, len(errors), outside)

@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from quiver.errors import InputError, Position
+from quiver.errors import InputError, Position, UsageError
 
 MAX_BYTES = 5 * 1024 * 1024  # agent files and configs: written by people
 MAX_LOCK_BYTES = 256 * 1024 * 1024  # lock files and imports: written by machines, 10,000 tools is ~11 MB
@@ -43,7 +43,17 @@ def read_text(path: Path, shown: str | None = None, *, limit: int = MAX_BYTES) -
 
 
 def write_atomic(path: Path, content: str) -> None:
-    """Write `content` to `path` through a temp file and rename: readers never see half a file."""
+    """Write `content` to `path` through a temp file and rename: readers never see half a file. A path that
+    cannot be written (its folder is a file, no permission, disk full) is the user's `UsageError`, exit 2."""
+    try:
+        _write_atomic(path, content)
+    except OSError as exc:
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        reason = f"{blocker} is not a directory" if blocker else (exc.strerror or str(exc)).lower()
+        raise UsageError(f"cannot write {path}: {reason}", hint="choose a path in a folder you can write to") from None
+
+
+def _write_atomic(path: Path, content: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -66,7 +76,7 @@ def machine_dir(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     marker = directory / ".gitignore"
     if not marker.exists():
-        write_atomic(marker, IGNORE_ALL)
+        _write_atomic(marker, IGNORE_ALL)
     return directory
 
 
@@ -88,4 +98,4 @@ def ignore_in(directory: Path, pattern: str, why: str) -> None:
 def write_cache(path: Path, content: str) -> None:
     """`write_atomic` into a machine-written folder (see `machine_dir`)."""
     machine_dir(path.parent)
-    write_atomic(path, content)
+    _write_atomic(path, content)  # an OSError here is the caller's to ignore: a cache only saves time

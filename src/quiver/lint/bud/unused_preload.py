@@ -1,4 +1,4 @@
-"""BUD002 unused-preload: a tool preloaded by server settings that no agent names."""
+"""BUD002 unused-preload: tools a server-wide setting preloads that no agent names."""
 
 from __future__ import annotations
 
@@ -13,37 +13,21 @@ from quiver.resolve import ResolvedTool
 _LISTED = 5
 
 
-_PRELOAD_CODES = ("server-never-defers", "server-preloaded", "preload-tools")
+# Server-wide settings only: a `preload_tools` entry names its tool, a deliberate choice (and the form
+# `quiver advise` writes), so it is never "unnamed".
+_PRELOAD_CODES = ("server-never-defers", "server-preloaded")
 
 
 def _unused_preloads(ctx: LintContext) -> Iterator[Finding]:
     named = {(t.server, t.tool.name) for r in ctx.resolved for t in r.tools if t.named}
-    per_tool: dict[tuple[str, str], ResolvedTool] = {}
     per_server: dict[str, tuple[ResolvedTool, dict[str, None]]] = {}
     for resolved in ctx.resolved:
         if not resolved.tool_search.active:
             continue
         for item in resolved.tools:
-            code = item.decision.code
-            if code not in _PRELOAD_CODES or (item.server, item.tool.name) in named:
-                continue
-            if code == "preload-tools":
-                per_tool.setdefault((item.server, item.tool.name), item)
-            else:
+            if item.decision.code in _PRELOAD_CODES and (item.server, item.tool.name) not in named:
                 entry = per_server.setdefault(item.server, (item, {}))
                 entry[1][item.tool.name] = None
-    for server, name in sorted(per_tool):
-        item = per_tool[(server, name)]
-        yield UNUSED_PRELOAD.finding(
-            location=item.decision.source,
-            server=server,
-            tool=name,
-            subject=f"`{server}/{shown(name)}` is",
-            setting="`preload_tools`",
-            them="it",
-            advice=f"remove `{shown(name)}` from `preload_tools` of server `{server}`, "
-            "or name it in an agent's `tools`",
-        )
     for server in sorted(per_server):
         item, tool_names = per_server[server]
         unnamed = sorted(tool_names)
@@ -75,9 +59,10 @@ UNUSED_PRELOAD = Rule(
     hint="{advice}",
     doc="""\
 ## What it does
-Flags tools that a server setting preloads (`deferTools: "never"`, `preload: true` or
-`preload_tools`) for an agent with tool search active, when no agent in the project names them
-explicitly in `tools`. One finding per `preload_tools` entry, one per server for server-wide settings.
+Flags tools that a server-wide setting preloads (`deferTools: "never"` or `preload: true`) for an
+agent with tool search active, when no agent in the project names them explicitly in `tools`. One
+finding per server. A `preload_tools` entry is never flagged: it names its tool, a deliberate choice
+(it is what `quiver advise` proposes from recorded use).
 
 ## Why is this bad?
 Preloading is for the few tools an agent uses on most tasks; their schemas ride along in every
@@ -86,15 +71,17 @@ free until then.
 
 ## Example
 ```json
+{"mcpServers": {"github": {"command": "github-mcp", "deferTools": "never"}}}
+```
+with agents that reach `github/*` but name none of its tools.
+Use instead: drop `deferTools: "never"` and list the few tools worth preloading:
+```json
 {"mcp_servers": [{"name": "github", "preload_tools": ["get_me"]}]}
 ```
-with no agent listing `github/get_me`.
-Use instead: drop `get_me` from `preload_tools`, or name it in the agents that rely on it.
 
 ## Fix
-Remove the entry from `preload_tools` (or drop `deferTools: "never"` / `preload: true`). It is
-wrong when usage data (`quiver advise`) shows the tool is used on most runs: then name it in those
-agents' `tools`, which documents the choice.
+Drop `deferTools: "never"` / `preload: true`, and preload the tools used on most runs with
+`preload_tools` (`quiver advise` proposes them from usage), or name them in those agents' `tools`.
 
 ## References
 DESIGN §3, preload rules 2 and 3.

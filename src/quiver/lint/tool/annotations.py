@@ -11,18 +11,25 @@ from quiver.lint.support.text import shown
 from quiver.lint.support.words import verb_class
 from quiver.model import Finding, LockedTool
 
+_LISTED = 5
+
 
 def _values(tool: LockedTool) -> dict[str, Any]:
     return {"location": tool.location, "server": tool.server, "tool": tool.name, "shown_name": shown(tool.name)}
 
 
-def _check_tool(tool: LockedTool, *, declared: bool) -> Iterator[Finding]:
-    """TOOL010-TOOL012 for one tool; `declared`: the quiver config sets its `side_effect`."""
+def undisclosed(tool: LockedTool) -> bool:
+    """TOOL010's condition: the tool says neither `readOnlyHint` nor `destructiveHint`."""
+    return not isinstance(tool.annotations.get("readOnlyHint"), bool) and not isinstance(
+        tool.annotations.get("destructiveHint"), bool
+    )
+
+
+def _check_tool(tool: LockedTool) -> Iterator[Finding]:
+    """TOOL011-TOOL012 for one tool."""
     annotations = tool.annotations
     read_only = annotations.get("readOnlyHint")
     destructive = annotations.get("destructiveHint")
-    if not declared and not isinstance(read_only, bool) and not isinstance(destructive, bool):
-        yield UNDISCLOSED_SIDE_EFFECTS.finding(**_values(tool))
     if read_only is not True and not (read_only is False and destructive is True):
         return
     said: list[tuple[str, str, str]] = []  # (class, verb, field)
@@ -48,9 +55,39 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     config = ctx.project.config
     policy_servers = {name for name, p in config.servers.items() if "side_effect" in p}
     policy_tools = {name for name, p in config.tools.items() if "side_effect" in p}
+    silent: dict[str, list[LockedTool]] = {}
     for tool in ctx.locked_tools():
         declared = tool.server in policy_servers or f"{tool.server}/{tool.name}" in policy_tools
-        yield from _check_tool(tool, declared=declared)
+        if not declared and undisclosed(tool):
+            silent.setdefault(tool.server, []).append(tool)
+        yield from _check_tool(tool)
+    for server, tools in sorted(silent.items()):
+        yield _undisclosed_finding(ctx, server, tools)
+
+
+def _undisclosed_finding(ctx: LintContext, server: str, tools: list[LockedTool]) -> Finding:
+    """One TOOL010 per server: an upstream catalog the user cannot change is one note, not one per tool."""
+    if len(tools) == 1:
+        (tool,) = tools
+        return UNDISCLOSED_SIDE_EFFECTS.finding(
+            **_values(tool),
+            subject=f"`{server}/{shown(tool.name)}` sets",
+            listed="",
+            advice=f'set `side_effect` under `[tool.quiver.tools."{server}/{tool.name}"]`',
+        )
+    names = sorted(t.name for t in tools)
+    listed = ", ".join(f"`{shown(n, 40)}`" for n in names[:_LISTED])
+    if len(names) > _LISTED:
+        listed += f" and {len(names) - _LISTED} more"
+    locked = ctx.project.lock.servers.get(server) if ctx.project.lock else None
+    return UNDISCLOSED_SIDE_EFFECTS.finding(
+        location=locked.location if locked else tools[0].location,
+        server=server,
+        subject=f"{len(tools)} tools of server `{server}` set",
+        listed=f": {listed}",
+        advice=f"set `side_effect` under `[tool.quiver.servers.{server}]`, or per tool under "
+        f'`[tool.quiver.tools."{server}/TOOL"]`',
+    )
 
 
 UNDISCLOSED_SIDE_EFFECTS = Rule(
@@ -58,14 +95,15 @@ UNDISCLOSED_SIDE_EFFECTS = Rule(
     name="undisclosed-side-effects",
     severity="info",
     check=check,
-    message="`{server}/{shown_name}` sets neither `readOnlyHint` nor `destructiveHint`: "
-    "the spec default applies (destructive, open-world)",
-    hint='add `annotations` upstream, or set `side_effect` under `[tool.quiver.tools."{server}/{tool}"]`',
+    message="{subject} neither `readOnlyHint` nor `destructiveHint`: the spec default applies "
+    "(destructive, open-world){listed}",
+    hint="add `annotations` upstream, or {advice}",
     doc="""\
 ## What it does
-Notes a tool that does not say whether it writes: no `annotations`, or annotations with neither
-`readOnlyHint` nor `destructiveHint`. Skipped when the quiver config sets `side_effect` for the tool or
-its server.
+Notes the tools of a server that do not say whether they write: no `annotations`, or annotations
+with neither `readOnlyHint` nor `destructiveHint`. One finding per server, listing its first tools
+(the catalog is upstream's: one note per tool would bury the findings on the user's own files).
+Skipped for a tool when the quiver config sets `side_effect` for the tool or its server.
 
 ## Why is this bad?
 The MCP defaults are the cautious ones (`readOnlyHint: false`, `destructiveHint: true`,
