@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from quiver._search import _embed_id, _rank, _text
-from quiver._search._query import QueryOptions, analyze
+from quiver._search import _embed_id, _intent, _rank, _text
+from quiver._search._query import Concept, QueryOptions, analyze
 from quiver._search._similar import Blocker
 from quiver._search._vectors import Vector, VectorCache
 
@@ -48,6 +48,7 @@ __all__ = [
 
 FIELDS = ("name", "description", "params", "server", "examples")
 JSON = Any  # the JSON boundary: MCP Tool objects as parsed
+ADJUST_SPREAD = 10  # intent and name adjustments are in units of (best score - the 10th best)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +85,28 @@ class SearchConfig:
     semantic_weight: float = 0.75  # with vectors: z(lexical) + this x z(cosine) over the candidates
     semantic_depth: int = 300  # candidates taken from each of the lexical and the embedding ranking
     rrf: int = 0  # > 0: reciprocal rank fusion with this k instead of the z-score sum (benchmark only)
+    # `_search/_intent.py`: a tool whose verb agrees with the request's (+1) or contradicts it (-1), and the
+    # share of its name the request covers, move its score by these times the spread of the top scores
+    intent_weight: float = 0.3
+    name_weight: float = 0.2
     query: QueryOptions = field(default_factory=QueryOptions)
 
 
 class SearchIndex:
     """An immutable BM25F index over tools; build it once, query it many times."""
 
-    __slots__ = ("_blocker", "_config", "_fields", "_postings", "_purposes", "_semantic", "_typo_candidates", "docs")
+    __slots__ = (
+        "_blocker",
+        "_classes",
+        "_config",
+        "_fields",
+        "_names",
+        "_postings",
+        "_purposes",
+        "_semantic",
+        "_typo_candidates",
+        "docs",
+    )
 
     docs: tuple[SearchDoc, ...]
 
@@ -109,6 +125,8 @@ class SearchIndex:
         self._fields = rows
         self._typo_candidates = tuple(sorted(t for t in self._postings if len(t) >= 4 and not t.isdigit()))
         self._blocker: Blocker | None = None
+        self._classes = [_intent.tool_class(d.tool) for d in docs]
+        self._names = _intent.distinctive_names([d.server for d in docs], [d.tool for d in docs])
         self._semantic: Semantic | None = None
         if vectors is not None:
             if len(vectors) != len(docs):
@@ -166,6 +184,7 @@ class SearchIndex:
         config = self._config
         concepts = analyze(query, self._postings, self._typo_candidates, config.query)
         scores = _rank.score(self._postings, concepts, config.coordination)
+        matched = bool(scores)
         if self._semantic is not None and query.strip():
             from quiver._search._embed import model
 
@@ -173,12 +192,33 @@ class SearchIndex:
             scores = self._semantic.fuse(
                 vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
             )
+        if matched and (config.intent_weight or config.name_weight):
+            self._adjust(query, concepts, scores)
         if not scores or limit <= 0:
             return []
         docs = self.docs
         best = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], docs[kv[0]].server, docs[kv[0]].tool))
         terms = {t for c in concepts for t in c.terms}
         return [SearchHit(docs[i].server, docs[i].tool, round(s, 6), self._matched(i, terms)) for i, s in best]
+
+    def _adjust(self, query: str, concepts: Sequence[Concept], scores: dict[int, float]) -> None:
+        """Move each candidate by its action-class agreement and name cover (`_search/_intent.py`), in units
+        of the gap between the best score and the `ADJUST_SPREAD`-th: comparable to the gaps among the
+        tools in contention, whatever the scale of the scores (lexical alone or fused)."""
+        config = self._config
+        top = heapq.nlargest(ADJUST_SPREAD, scores.values())
+        unit = top[0] - top[-1]
+        if unit <= 0.0:
+            return
+        asked_class = _intent.query_class(query)
+        asked: dict[str, float] = {}
+        for concept in concepts:
+            for term, weight in concept.terms.items():
+                asked[term] = max(weight, asked.get(term, 0.0))
+        for i in scores:
+            agree = _intent.agreement(asked_class, self._classes[i])
+            cover = _intent.name_cover(self._names[i], asked)
+            scores[i] += unit * (config.intent_weight * agree + config.name_weight * cover)
 
     def _matched(self, i: int, terms: set[str]) -> tuple[str, ...]:
         return tuple(name for name, counts in zip(FIELDS, self._fields[i], strict=True) if not terms.isdisjoint(counts))
