@@ -89,6 +89,8 @@ class SearchConfig:
     # share of its name the request covers, move its score by these times the spread of the top scores
     intent_weight: float = 0.3
     name_weight: float = 0.2
+    server_weight: float = 0.15  # ... and a request that names a tool's server (a word said, not a synonym)
+    param_examples: bool = False  # index the example values in parameter descriptions (benchmark only)
     query: QueryOptions = field(default_factory=QueryOptions)
 
 
@@ -104,6 +106,7 @@ class SearchIndex:
         "_postings",
         "_purposes",
         "_semantic",
+        "_servers",
         "_typo_candidates",
         "docs",
     )
@@ -127,6 +130,7 @@ class SearchIndex:
         self._blocker: Blocker | None = None
         self._classes = [_intent.tool_class(d.tool) for d in docs]
         self._names = _intent.distinctive_names([d.server for d in docs], [d.tool for d in docs])
+        self._servers = [frozenset(_text.terms(d.server)) for d in docs]
         self._semantic: Semantic | None = None
         if vectors is not None:
             if len(vectors) != len(docs):
@@ -157,6 +161,7 @@ class SearchIndex:
         `purpose_text`, or None) let `similar()` pair tools that say the same in other words.
         """
         all_docs = tuple(docs)
+        config_ = config or SearchConfig()
         server_counts: dict[tuple[str, str], dict[str, int]] = {}
         rows = []
         for doc in all_docs:
@@ -165,7 +170,11 @@ class SearchIndex:
             if server is None:
                 server = _rank.count(_text.terms(doc.server) + _text.terms(doc.server_description))
                 server_counts[key] = server
-            params = _text.terms(" ".join(f"{name} {text}" for name, text in doc.params)) if doc.params else []
+            params = []
+            if doc.params and config_.param_examples:
+                params = _text.terms(" ".join(f"{name} {text}" for name, text in doc.params))
+            elif doc.params:
+                params = _text.terms(" ".join(f"{name} {_text.without_examples(text)}" for name, text in doc.params))
             rows.append(
                 (
                     _rank.count(_text.name_terms(doc.tool)),
@@ -177,7 +186,7 @@ class SearchIndex:
             )
         if purposes is not None and len(purposes) != len(all_docs):
             raise ValueError(f"purpose vectors for {len(purposes)} docs, {len(all_docs)} docs")
-        return cls(all_docs, rows, config or SearchConfig(), vectors, purposes)
+        return cls(all_docs, rows, config_, vectors, purposes)
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
         """The best `limit` tools for `query`, best first; an empty list when nothing matches."""
@@ -192,7 +201,7 @@ class SearchIndex:
             scores = self._semantic.fuse(
                 vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
             )
-        if matched and (config.intent_weight or config.name_weight):
+        if matched and (config.intent_weight or config.name_weight or config.server_weight):
             self._adjust(query, concepts, scores)
         if not scores or limit <= 0:
             return []
@@ -212,13 +221,17 @@ class SearchIndex:
             return
         asked_class = _intent.query_class(query)
         asked: dict[str, float] = {}
+        said: set[str] = set()
         for concept in concepts:
             for term, weight in concept.terms.items():
                 asked[term] = max(weight, asked.get(term, 0.0))
+                if concept.primary and weight >= 1.0:
+                    said.add(term)
         for i in scores:
             agree = _intent.agreement(asked_class, self._classes[i])
             cover = _intent.name_cover(self._names[i], asked)
-            scores[i] += unit * (config.intent_weight * agree + config.name_weight * cover)
+            named = not said.isdisjoint(self._servers[i])
+            scores[i] += unit * (config.intent_weight * agree + config.name_weight * cover + config.server_weight * named)
 
     def _matched(self, i: int, terms: set[str]) -> tuple[str, ...]:
         return tuple(name for name, counts in zip(FIELDS, self._fields[i], strict=True) if not terms.isdisjoint(counts))

@@ -28,7 +28,7 @@ _CLASSES_TEXT = {
     "make": "create add new make write save store insert post put upload record remember memorize note register",
     "read": "get read fetch retrieve show view list display describe tell see open",
     "find": "search find query lookup look locate grep discover",
-    "change": "update edit modify change patch rename replace",
+    "change": "update edit modify change patch rename replace assign",
     "remove": "delete remove drop erase destroy purge clear forget unlink trash",
     "convert": "convert transform translate",
     "run": "run execute invoke trigger launch",
@@ -44,6 +44,19 @@ _HOW_MUCH = frozenset(("many", "much", "long", "old", "far"))
 _FILLERS = frozenset(("go", "ahead", "like", "d", "ll", "s", "now", "just", "quickly"))
 # pairs that neither gain nor lose against each other: reading, finding and converting change nothing
 NEIGHBOURS = frozenset(frozenset(p) for p in (("read", "find"), ("read", "convert"), ("find", "convert")))
+
+
+def made_with_article(query: str) -> str | None:
+    """The leading verb when it makes something only by its article ("open an issue", "file a bug"): the
+    word whose synonyms are then those of "create", not its own ("open" alone reads)."""
+    words = [w for w in _text.words(query) if w not in _FILLERS]
+    for i, word in enumerate(words):
+        if word in _text.STOPWORDS:
+            continue
+        if word in _MAKE_WITH_ARTICLE and i + 1 < len(words) and words[i + 1] in _ARTICLES:
+            return word
+        return None
+    return None
 
 
 def query_class(query: str) -> str | None:
@@ -63,8 +76,10 @@ def query_class(query: str) -> str | None:
 
 
 def tool_class(name: str) -> str | None:
-    """The action class of a tool name's verb: its first or second word (`get_file`, `issue_write`)."""
-    for word in _text.words(name)[:2]:
+    """The action class of a tool name's verb: its first, second or last word (`get_file`, `issue_write`,
+    `sub_issue_write`)."""
+    words = _text.words(name)
+    for word in words[:2] + words[-1:]:
         found = VERB_CLASS.get(_text.stem(word))
         if found is not None:
             return found

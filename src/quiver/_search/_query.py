@@ -19,7 +19,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from quiver._search import _text
-from quiver._search._intent import VERB_CLASS
+from quiver._search._intent import VERB_CLASS, made_with_article
 from quiver._search._vocab import GROUPS
 
 # A literal value's shape -> terms asked for, each its own concept (a file path asks for a path and a file).
@@ -118,6 +118,8 @@ def analyze(
     out = _Builder(vocabulary)
     known_words = synonyms()
     cut = topic_start(query) if options.topics else None
+    made = made_with_article(query) if options.topics else None
+    sense = {} if made is None else {(_text.stem(made),): (_text.stem("create"),)}
     parts = [(query, False)] if cut is None else [(query[:cut], False), (query[cut:], True)]
     chunks = [
         (text, "topic" if topic and kind == "words" else kind, shape)
@@ -138,7 +140,10 @@ def analyze(
                 continue
             if term not in by_term:
                 by_term[term] = out.concept(primary=primary)
-            weight = chunk_weight * (options.inflection_weight if _text.inflected(word) else 1.0)
+            # an inflected word, or a verb said in the sense of another ("file" in "file a bug"), may stand
+            # for another word class than its stem does in tool texts
+            other_sense = _text.inflected(word) or word == made
+            weight = chunk_weight * (options.inflection_weight if other_sense else 1.0)
             _add(by_term[term], term, weight)
         if not primary:
             continue
@@ -148,7 +153,7 @@ def analyze(
         if options.typos and typo_candidates:
             _typos(content, known_words, typo_candidates, options, by_term, vocabulary)
         if options.synonyms:
-            _expand(seq, known_words, options.synonym_weight, by_term)
+            _expand(seq, known_words, options.synonym_weight, by_term, sense)
     return out.result()
 
 
@@ -159,14 +164,14 @@ _QUERY_WORD_RE = re.compile(r"[A-Za-z]+")
 def topic_start(query: str) -> int | None:
     """Where the request's topic phrase starts (a character offset), or None: the words after "about",
     "regarding", "concerning" or "saying" once something was asked; after "that" right behind the leading
-    verb ("remember that ..."); after the "for" of a find verb with its own object ("search the web for
+    verb or its object ("remember that ...", "raise an issue that ..."); after the "for" of a find verb with its own object ("search the web for
     ..."). Those words say what the tool works on, not which tool it is."""
     seen: list[str] = []  # content words before the current one
     for match in _QUERY_WORD_RE.finditer(query):
         word = match.group().lower()
         if seen and word in _TOPIC_MARKERS:
             return match.end()
-        if word == "that" and len(seen) == 1:
+        if word == "that" and 1 <= len(seen) <= 2:
             return match.end()
         if word == "for" and len(seen) >= 2 and VERB_CLASS.get(_text.stem(seen[0])) == "find":
             return match.end()
@@ -229,14 +234,18 @@ def _expand(
     known: Mapping[tuple[str, ...], tuple[str, ...]],
     weight: float,
     by_term: dict[str, dict[str, float]],
+    sense: Mapping[tuple[str, ...], tuple[str, ...]],
 ) -> None:
+    """Add each phrase's synonyms to the concept of its first word; a phrase in `sense` takes the synonyms
+    of another word instead (with that word itself), the meaning the request gives it."""
     stems = [s for s, _ in seq]
     for i in range(len(stems)):
         for n in range(1, MAX_PHRASE + 1):
             key = tuple(stems[i : i + n])
             if len(key) < n:
                 break
-            expansions = known.get(key)
+            meant = sense.get(key)
+            expansions = known.get(key) if meant is None else (*meant, *known.get(meant, ()))
             if not expansions:
                 continue
             owner = next((by_term[s] for s in key if s in by_term), None)
