@@ -61,6 +61,7 @@ class SearchDoc:
     params: tuple[tuple[str, str], ...] = ()  # (parameter name, parameter description)
     server_description: str = ""
     examples: tuple[str, ...] = ()  # requests the user wrote for this tool (config `examples`)
+    required_numbers: int = 0  # required parameters typed number or integer (coordinates, ids, counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class SearchConfig:
     intent_weight: float = 0.3
     name_weight: float = 0.2
     server_weight: float = 0.15  # ... and a request that names a tool's server (a word said, not a synonym)
+    numbers_weight: float = 0.3  # ... and, against, a tool that needs numbers when the request gives none
     param_examples: bool = False  # index the example values in parameter descriptions (benchmark only)
     query: QueryOptions = field(default_factory=QueryOptions)
 
@@ -201,7 +203,7 @@ class SearchIndex:
             scores = self._semantic.fuse(
                 vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
             )
-        if matched and (config.intent_weight or config.name_weight or config.server_weight):
+        if matched:
             self._adjust(query, concepts, scores)
         if not scores or limit <= 0:
             return []
@@ -227,11 +229,19 @@ class SearchIndex:
                 asked[term] = max(weight, asked.get(term, 0.0))
                 if concept.primary and weight >= 1.0:
                     said.add(term)
+        no_numbers = not any(c.isdigit() for c in query)
+        docs = self.docs
         for i in scores:
             agree = _intent.agreement(asked_class, self._classes[i])
             cover = _intent.name_cover(self._names[i], asked)
             named = not said.isdisjoint(self._servers[i])
-            scores[i] += unit * (config.intent_weight * agree + config.name_weight * cover + config.server_weight * named)
+            unfit = no_numbers and docs[i].required_numbers > 0
+            scores[i] += unit * (
+                config.intent_weight * agree
+                + config.name_weight * cover
+                + config.server_weight * named
+                - config.numbers_weight * unfit
+            )
 
     def _matched(self, i: int, terms: set[str]) -> tuple[str, ...]:
         return tuple(name for name, counts in zip(FIELDS, self._fields[i], strict=True) if not terms.isdisjoint(counts))
@@ -304,6 +314,10 @@ def docs_from_tools(server: str, tools: Iterable[Mapping[str, JSON]], server_des
                 desc = prop.get("description") if isinstance(prop, Mapping) else None
                 params.append((str(pname), desc if isinstance(desc, str) else ""))
         desc = tool.get("description")
+        required = schema.get("required") if isinstance(schema, Mapping) else None
+        numbers = 0
+        if isinstance(props, Mapping) and isinstance(required, list):
+            numbers = sum(1 for r in required if _numeric(props.get(r)))
         docs.append(
             SearchDoc(
                 server=server,
@@ -311,6 +325,12 @@ def docs_from_tools(server: str, tools: Iterable[Mapping[str, JSON]], server_des
                 description=desc if isinstance(desc, str) else "",
                 params=tuple(params),
                 server_description=server_description,
+                required_numbers=numbers,
             )
         )
     return docs
+
+
+def _numeric(prop: JSON) -> bool:
+    kind = prop.get("type") if isinstance(prop, Mapping) else None
+    return kind in ("number", "integer") or (isinstance(kind, list) and bool({"number", "integer"} & set(kind)))
