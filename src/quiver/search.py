@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from quiver._search import _embed_id, _rank, _text
-from quiver._search._query import QueryOptions, analyze
+from quiver._search import _embed_id, _intent, _rank, _text
+from quiver._search._query import Concept, QueryOptions, analyze
 from quiver._search._similar import Blocker
 from quiver._search._vectors import Vector, VectorCache
 
@@ -48,6 +48,7 @@ __all__ = [
 
 FIELDS = ("name", "description", "params", "server", "examples")
 JSON = Any  # the JSON boundary: MCP Tool objects as parsed
+ADJUST_SPREAD = 10  # intent and name adjustments are in units of (best score - the 10th best)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ class SearchDoc:
     params: tuple[tuple[str, str], ...] = ()  # (parameter name, parameter description)
     server_description: str = ""
     examples: tuple[str, ...] = ()  # requests the user wrote for this tool (config `examples`)
+    required_numbers: int = 0  # required parameters typed number or integer (coordinates, ids, counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +86,32 @@ class SearchConfig:
     semantic_weight: float = 0.75  # with vectors: z(lexical) + this x z(cosine) over the candidates
     semantic_depth: int = 300  # candidates taken from each of the lexical and the embedding ranking
     rrf: int = 0  # > 0: reciprocal rank fusion with this k instead of the z-score sum (benchmark only)
+    # `_search/_intent.py`: a tool whose verb agrees with the request's (+1) or contradicts it (-1), and the
+    # share of its name the request covers, move its score by these times the spread of the top scores
+    intent_weight: float = 0.3
+    name_weight: float = 0.2
+    server_weight: float = 0.15  # ... and a request that names a tool's server (a word said, not a synonym)
+    numbers_weight: float = 0.3  # ... and, against, a tool that needs numbers when the request gives none
+    param_examples: bool = False  # index the example values in parameter descriptions (benchmark only)
     query: QueryOptions = field(default_factory=QueryOptions)
 
 
 class SearchIndex:
     """An immutable BM25F index over tools; build it once, query it many times."""
 
-    __slots__ = ("_blocker", "_config", "_fields", "_postings", "_purposes", "_semantic", "_typo_candidates", "docs")
+    __slots__ = (
+        "_blocker",
+        "_classes",
+        "_config",
+        "_fields",
+        "_names",
+        "_postings",
+        "_purposes",
+        "_semantic",
+        "_servers",
+        "_typo_candidates",
+        "docs",
+    )
 
     docs: tuple[SearchDoc, ...]
 
@@ -109,6 +130,9 @@ class SearchIndex:
         self._fields = rows
         self._typo_candidates = tuple(sorted(t for t in self._postings if len(t) >= 4 and not t.isdigit()))
         self._blocker: Blocker | None = None
+        self._classes = [_intent.tool_class(d.tool) for d in docs]
+        self._names = _intent.distinctive_names([d.server for d in docs], [d.tool for d in docs])
+        self._servers = [frozenset(_text.terms(d.server)) for d in docs]
         self._semantic: Semantic | None = None
         if vectors is not None:
             if len(vectors) != len(docs):
@@ -139,6 +163,7 @@ class SearchIndex:
         `purpose_text`, or None) let `similar()` pair tools that say the same in other words.
         """
         all_docs = tuple(docs)
+        config_ = config or SearchConfig()
         server_counts: dict[tuple[str, str], dict[str, int]] = {}
         rows = []
         for doc in all_docs:
@@ -147,7 +172,11 @@ class SearchIndex:
             if server is None:
                 server = _rank.count(_text.terms(doc.server) + _text.terms(doc.server_description))
                 server_counts[key] = server
-            params = _text.terms(" ".join(f"{name} {text}" for name, text in doc.params)) if doc.params else []
+            params = []
+            if doc.params and config_.param_examples:
+                params = _text.terms(" ".join(f"{name} {text}" for name, text in doc.params))
+            elif doc.params:
+                params = _text.terms(" ".join(f"{name} {_text.without_examples(text)}" for name, text in doc.params))
             rows.append(
                 (
                     _rank.count(_text.name_terms(doc.tool)),
@@ -159,13 +188,14 @@ class SearchIndex:
             )
         if purposes is not None and len(purposes) != len(all_docs):
             raise ValueError(f"purpose vectors for {len(purposes)} docs, {len(all_docs)} docs")
-        return cls(all_docs, rows, config or SearchConfig(), vectors, purposes)
+        return cls(all_docs, rows, config_, vectors, purposes)
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
         """The best `limit` tools for `query`, best first; an empty list when nothing matches."""
         config = self._config
         concepts = analyze(query, self._postings, self._typo_candidates, config.query)
         scores = _rank.score(self._postings, concepts, config.coordination)
+        matched = bool(scores)
         if self._semantic is not None and query.strip():
             from quiver._search._embed import model
 
@@ -173,12 +203,45 @@ class SearchIndex:
             scores = self._semantic.fuse(
                 vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
             )
+        if matched:
+            self._adjust(query, concepts, scores)
         if not scores or limit <= 0:
             return []
         docs = self.docs
         best = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], docs[kv[0]].server, docs[kv[0]].tool))
         terms = {t for c in concepts for t in c.terms}
         return [SearchHit(docs[i].server, docs[i].tool, round(s, 6), self._matched(i, terms)) for i, s in best]
+
+    def _adjust(self, query: str, concepts: Sequence[Concept], scores: dict[int, float]) -> None:
+        """Move each candidate by its action-class agreement and name cover (`_search/_intent.py`), in units
+        of the gap between the best score and the `ADJUST_SPREAD`-th: comparable to the gaps among the
+        tools in contention, whatever the scale of the scores (lexical alone or fused)."""
+        config = self._config
+        top = heapq.nlargest(ADJUST_SPREAD, scores.values())
+        unit = top[0] - top[-1]
+        if unit <= 0.0:
+            return
+        asked_class = _intent.query_class(query)
+        asked: dict[str, float] = {}
+        said: set[str] = set()
+        for concept in concepts:
+            for term, weight in concept.terms.items():
+                asked[term] = max(weight, asked.get(term, 0.0))
+                if concept.primary and weight >= 1.0:
+                    said.add(term)
+        no_numbers = not any(c.isdigit() for c in query)
+        docs = self.docs
+        for i in scores:
+            agree = _intent.agreement(asked_class, self._classes[i])
+            cover = _intent.name_cover(self._names[i], asked)
+            named = not said.isdisjoint(self._servers[i])
+            unfit = no_numbers and docs[i].required_numbers > 0
+            scores[i] += unit * (
+                config.intent_weight * agree
+                + config.name_weight * cover
+                + config.server_weight * named
+                - config.numbers_weight * unfit
+            )
 
     def _matched(self, i: int, terms: set[str]) -> tuple[str, ...]:
         return tuple(name for name, counts in zip(FIELDS, self._fields[i], strict=True) if not terms.isdisjoint(counts))
@@ -251,6 +314,10 @@ def docs_from_tools(server: str, tools: Iterable[Mapping[str, JSON]], server_des
                 desc = prop.get("description") if isinstance(prop, Mapping) else None
                 params.append((str(pname), desc if isinstance(desc, str) else ""))
         desc = tool.get("description")
+        required = schema.get("required") if isinstance(schema, Mapping) else None
+        numbers = 0
+        if isinstance(props, Mapping) and isinstance(required, list):
+            numbers = sum(1 for r in required if _numeric(props.get(r)))
         docs.append(
             SearchDoc(
                 server=server,
@@ -258,6 +325,12 @@ def docs_from_tools(server: str, tools: Iterable[Mapping[str, JSON]], server_des
                 description=desc if isinstance(desc, str) else "",
                 params=tuple(params),
                 server_description=server_description,
+                required_numbers=numbers,
             )
         )
     return docs
+
+
+def _numeric(prop: JSON) -> bool:
+    kind = prop.get("type") if isinstance(prop, Mapping) else None
+    return kind in ("number", "integer") or (isinstance(kind, list) and bool({"number", "integer"} & set(kind)))

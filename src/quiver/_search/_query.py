@@ -11,6 +11,7 @@ matched to its nearest index terms (typos); vocabulary groups add near-synonyms 
 from __future__ import annotations
 
 import gzip
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -18,6 +19,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from quiver._search import _text
+from quiver._search._intent import VERB_CLASS, made_with_article
 from quiver._search._vocab import GROUPS
 
 # A literal value's shape -> terms asked for, each its own concept (a file path asks for a path and a file).
@@ -47,6 +49,8 @@ class QueryOptions:
     inflection_weight: float = 0.35  # a stem reached by stripping -ed/-ing (`filed` -> `file`)
     value_weight: float = 0.3  # the words inside a literal value (a URL, a path, an e-mail address)
     quoted_weight: float = 0.5  # the words inside quotes
+    topics: bool = True  # what follows "about", "search X for", a leading "remember that" is content
+    topic_weight: float = 0.5  # the words of such a topic phrase (they do not count for coordination)
 
 
 def _phrase_key(phrase: str) -> tuple[str, ...]:
@@ -113,13 +117,22 @@ def analyze(
     """The concepts of `query`; only terms in `vocabulary` are kept, and concepts left empty are dropped."""
     out = _Builder(vocabulary)
     known_words = synonyms()
-    chunks = _text.query_chunks(query) if options.shapes else [(query, "words", None)]
+    cut = topic_start(query) if options.topics else None
+    made = made_with_article(query) if options.topics else None
+    sense = {} if made is None else {(_text.stem(made),): (_text.stem("create"),)}
+    parts = [(query, False)] if cut is None else [(query[:cut], False), (query[cut:], True)]
+    chunks = [
+        (text, "topic" if topic and kind == "words" else kind, shape)
+        for part, topic in parts
+        for text, kind, shape in (_text.query_chunks(part) if options.shapes else [(part, "words", None)])
+    ]
+    weights = {"value": options.value_weight, "quoted": options.quoted_weight, "topic": options.topic_weight}
     for text, kind, shape in chunks:
         if shape is not None:
             for term in SHAPE_TERMS[shape]:
                 out.concept(primary=True)[term] = options.shape_weight
         primary = kind == "words"
-        chunk_weight = 1.0 if primary else options.value_weight if kind == "value" else options.quoted_weight
+        chunk_weight = 1.0 if primary else weights[kind]
         seq = [(_text.stem(w), w) for w in _text.words(text)]
         by_term: dict[str, dict[str, float]] = {}
         for term, word in seq:
@@ -127,7 +140,10 @@ def analyze(
                 continue
             if term not in by_term:
                 by_term[term] = out.concept(primary=primary)
-            weight = chunk_weight * (options.inflection_weight if _text.inflected(word) else 1.0)
+            # an inflected word, or a verb said in the sense of another ("file" in "file a bug"), may stand
+            # for another word class than its stem does in tool texts
+            other_sense = _text.inflected(word) or word == made
+            weight = chunk_weight * (options.inflection_weight if other_sense else 1.0)
             _add(by_term[term], term, weight)
         if not primary:
             continue
@@ -137,8 +153,31 @@ def analyze(
         if options.typos and typo_candidates:
             _typos(content, known_words, typo_candidates, options, by_term, vocabulary)
         if options.synonyms:
-            _expand(seq, known_words, options.synonym_weight, by_term)
+            _expand(seq, known_words, options.synonym_weight, by_term, sense)
     return out.result()
+
+
+_TOPIC_MARKERS = frozenset(("about", "regarding", "concerning", "saying"))
+_QUERY_WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def topic_start(query: str) -> int | None:
+    """Where the request's topic phrase starts (a character offset), or None: the words after "about",
+    "regarding", "concerning" or "saying" once something was asked; after "that" right behind the leading
+    verb or its object ("remember that ...", "raise an issue that ..."); after the "for" of a find verb with its own object ("search the web for
+    ..."). Those words say what the tool works on, not which tool it is."""
+    seen: list[str] = []  # content words before the current one
+    for match in _QUERY_WORD_RE.finditer(query):
+        word = match.group().lower()
+        if seen and word in _TOPIC_MARKERS:
+            return match.end()
+        if word == "that" and 1 <= len(seen) <= 2:
+            return match.end()
+        if word == "for" and len(seen) >= 2 and VERB_CLASS.get(_text.stem(seen[0])) == "find":
+            return match.end()
+        if word not in _text.STOPWORDS:
+            seen.append(word)
+    return None
 
 
 def _compounds(words: list[str], out: _Builder) -> None:
@@ -195,14 +234,18 @@ def _expand(
     known: Mapping[tuple[str, ...], tuple[str, ...]],
     weight: float,
     by_term: dict[str, dict[str, float]],
+    sense: Mapping[tuple[str, ...], tuple[str, ...]],
 ) -> None:
+    """Add each phrase's synonyms to the concept of its first word; a phrase in `sense` takes the synonyms
+    of another word instead (with that word itself), the meaning the request gives it."""
     stems = [s for s, _ in seq]
     for i in range(len(stems)):
         for n in range(1, MAX_PHRASE + 1):
             key = tuple(stems[i : i + n])
             if len(key) < n:
                 break
-            expansions = known.get(key)
+            meant = sense.get(key)
+            expansions = known.get(key) if meant is None else (*meant, *known.get(meant, ()))
             if not expansions:
                 continue
             owner = next((by_term[s] for s in key if s in by_term), None)

@@ -180,6 +180,20 @@ def name_terms(name: str) -> list[str]:
     return [stem(w) for w in parts if w not in STOPWORDS] + joined
 
 
+# an example value in a parameter's description: "(e.g., 'America/New_York')", "e.g. 'Asia/Tokyo'", or a quoted
+# literal; it shows a format, not what the tool does, so a request naming that value is not asking for it
+_EXAMPLE_RE = re.compile(
+    r"\((?:e\.g\.|eg|for example|such as|like)[^)]*\)|(?:e\.g\.|for example|such as),?\s*(?:'[^']*'|\"[^\"]*\"|`[^`]*`)"
+    r"(?:,?\s*(?:or|and)?\s*(?:'[^']*'|\"[^\"]*\"|`[^`]*`))*|'[^'\s]*[/_:.][^'\s]*'",
+    re.IGNORECASE,
+)
+
+
+def without_examples(text: str) -> str:
+    """`text` without the example values it shows (`_EXAMPLE_RE`): for indexing parameter descriptions."""
+    return _EXAMPLE_RE.sub(" ", text)
+
+
 def query_chunks(query: str) -> list[tuple[str, str, str | None]]:
     """Split a query into (text, kind, shape) chunks; kind is `words`, `quoted` or `value`.
 
