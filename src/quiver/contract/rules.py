@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from quiver.contract import _rules_gaps as gap
 from quiver.contract import _rules_input as inp
+from quiver.contract import _rules_input_safe as inp_safe
 from quiver.contract import _rules_output as out
 from quiver.contract import _rules_tool as tool
 from quiver.contract.taxonomy import WAIVERS, Cell, UnknownCell
@@ -40,12 +41,12 @@ CONTRACT_RULES: tuple[Rule, ...] = (
     inp.DEPENDENT_REQUIRED_ADDED,  # CTR037 error  input/dependent-required/added
     inp.DEPENDENT_SCHEMA_ADDED,  # CTR038 error  input/dependent-schema/added
     inp.DEFAULT_CHANGED,  # CTR039 warning  input/default/changed
-    inp.OPTIONAL_PROPERTY_ADDED,  # CTR040 info  input/property/added
-    inp.TYPE_WIDENED,  # CTR041 info  input/type/widened
-    inp.ENUM_VALUE_ADDED,  # CTR042 info  input/enum/value-added
-    inp.BOUND_LOOSENED,  # CTR043 info  input/bound/loosened
-    inp.PROPERTY_BECAME_OPTIONAL,  # CTR044 info  input/required/became-optional
-    inp.PROPERTY_DESCRIPTION_CHANGED,  # CTR045 info  input/description/changed
+    inp_safe.OPTIONAL_PROPERTY_ADDED,  # CTR040 info  input/property/added
+    inp_safe.TYPE_WIDENED,  # CTR041 info  input/type/widened
+    inp_safe.ENUM_VALUE_ADDED,  # CTR042 info  input/enum/value-added
+    inp_safe.BOUND_LOOSENED,  # CTR043 info  input/bound/loosened
+    inp_safe.PROPERTY_BECAME_OPTIONAL,  # CTR044 info  input/required/became-optional
+    inp_safe.PROPERTY_DESCRIPTION_CHANGED,  # CTR045 info  input/description/changed
     tool.OUTPUT_SCHEMA_ADDED,  # CTR050 info  output/output-schema/added
     tool.OUTPUT_SCHEMA_REMOVED,  # CTR051 error  output/output-schema/removed
     out.REQUIRED_PROPERTY_REMOVED,  # CTR052 error  output/required/removed
