@@ -260,10 +260,14 @@ async def measure(target: Target, calls: int, levels: list[int]) -> tuple[list[f
             return await body(session)
 
 
-async def main(calls: int, levels: list[int], rounds: int, baseline: Path | None, peers_python: str) -> None:
+async def main(
+    calls: int, levels: list[int], rounds: int, baseline: Path | None, peers_python: str, transports: list[str]
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         manifest = compile_example(Path(tmp))
-        found = targets(manifest, Path(tmp) / "ledger.db", baseline, peers_python)
+        found = [
+            t for t in targets(manifest, Path(tmp) / "ledger.db", baseline, peers_python) if t.transport in transports
+        ]
         figures = {id(t): Figures([], {c: [] for c in levels}) for t in found}
         for _ in range(rounds):  # every variant once per round: drift on a shared machine hits them alike
             for target in found:
@@ -282,7 +286,7 @@ async def main(calls: int, levels: list[int], rounds: int, baseline: Path | None
     print(f"cores: {os.cpu_count()}, load average {load:.2f}, python {sys.version.split()[0]}")
     print(f"{calls} sequential calls per latency run, {calls * 2} per throughput run; medians of {rounds} round(s),")
     print("every variant once per round; added = the variant's p50 minus direct's over the same transport")
-    for transport in ("stdio", "http"):
+    for transport in transports:
         print()
         rows: list[list[Any]] = []
         direct = next(t for t in found if t.transport == transport and t.label == "direct")
@@ -371,6 +375,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3, help="rounds; the figures are medians (default 3)")
     parser.add_argument("--baseline-src", type=Path, help="also run quiver serve from this src dir (before/after)")
     parser.add_argument("--peers-python", help="a Python with fastmcp / mcp-proxy (else QUIVER_BENCH_PEERS_PYTHON)")
+    parser.add_argument("--transports", default="stdio,http", help="which to measure (default stdio,http)")
     parser.add_argument("--profile", action="store_true", help="print the gateway's top functions (cProfile)")
     parser.add_argument("--top", type=int, default=30, help="functions per --profile table (default 30)")
     options = parser.parse_args()
@@ -381,4 +386,6 @@ if __name__ == "__main__":
         from _gateway_peers import peer_python
 
         levels = [int(c) for c in options.concurrency.split(",")]
-        anyio.run(main, options.calls, levels, options.rounds, options.baseline_src, peer_python(options.peers_python))
+        peers = peer_python(options.peers_python)
+        transports = options.transports.split(",")
+        anyio.run(main, options.calls, levels, options.rounds, options.baseline_src, peers, transports)

@@ -150,6 +150,9 @@ class ActionSpan:
             self.span.set_status(Status(StatusCode.ERROR, state))
 
 
+_UNTRACED = ActionSpan(trace.INVALID_SPAN)  # every method a no-op: it never records
+
+
 def _tool_attributes(server: str, tool: str, call_id: str | None, description: str | None) -> dict[str, str]:
     attributes: dict[str, str] = {
         "gen_ai.operation.name": "execute_tool",
@@ -176,7 +179,12 @@ def action_span(
     description: str | None = None,
 ) -> Iterator[ActionSpan]:
     """Start `execute_tool {tool}` as the current span (so upstream client spans nest under it).
-    `call_id` is the JSON-RPC request id; `gen_ai.tool.call.id` is set by `ActionSpan.bind`."""
+    `call_id` is the JSON-RPC request id; `gen_ai.tool.call.id` is set by `ActionSpan.bind`.
+    Without a tracer provider (no SDK configured) nothing is started: the no-op span would carry the
+    current span's context, which stays current anyway, so what reaches the upstream is the same."""
+    if isinstance(tracer, trace.ProxyTracer) and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        yield _UNTRACED
+        return
     attributes = _tool_attributes(server, tool, call_id, description)
     if side_effect is not None:
         attributes["quiver.side_effect"] = side_effect
