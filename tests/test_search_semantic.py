@@ -83,7 +83,9 @@ def test_an_inflection_weighs_less_than_the_word_said(corpus: Path) -> None:
     same_class = SearchConfig(query=replace(QueryOptions(), inflection_weight=1.0))
     before = [h.tool for h in SearchIndex.build(docs, config=same_class).search(query, 3)]
     after = [h.tool for h in SearchIndex.build(docs).search(query, 3)]
-    assert before[:2] == ["read_text_file", "read_file"] and not any("file" in t for t in after), (before, after)
+    # the top two only: issue tools that need an issue number (the request gives none) now rank a little lower,
+    # and a file tool can come third
+    assert before[:2] == ["read_text_file", "read_file"] and not any("file" in t for t in after[:2]), (before, after)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ class SearchConfig:
     # `_search/_intent.py`: a tool whose verb agrees with the request's (+1) or contradicts it (-1), and the
     # share of its name the request covers, move its score by these times the spread of the top scores
     intent_weight: float = 0.3
-    name_weight: float = 0.2
+    name_weight: float = 0.05
     server_weight: float = 0.15  # ... and a request that names a tool's server (a word said, not a synonym)
     numbers_weight: float = 0.3  # ... and, against, a tool that needs numbers when the request gives none
     param_examples: bool = False  # index the example values in parameter descriptions (benchmark only)

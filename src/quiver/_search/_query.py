@@ -119,7 +119,9 @@ def analyze(
     known_words = synonyms()
     cut = topic_start(query) if options.topics else None
     made = made_with_article(query) if options.topics else None
-    sense = {} if made is None else {(_text.stem(made),): (_text.stem("create"),)}
+    sense: dict[tuple[str, ...], tuple[str, ...]] = {}
+    if made is not None:
+        sense[(_text.stem(made),)] = (_text.stem("create"),)
     parts = [(query, False)] if cut is None else [(query[:cut], False), (query[cut:], True)]
     chunks = [
         (text, "topic" if topic and kind == "words" else kind, shape)
@@ -164,8 +166,9 @@ _QUERY_WORD_RE = re.compile(r"[A-Za-z]+")
 def topic_start(query: str) -> int | None:
     """Where the request's topic phrase starts (a character offset), or None: the words after "about",
     "regarding", "concerning" or "saying" once something was asked; after "that" right behind the leading
-    verb or its object ("remember that ...", "raise an issue that ..."); after the "for" of a find verb with its own object ("search the web for
-    ..."). Those words say what the tool works on, not which tool it is."""
+    verb or its object ("remember that ...", "raise an issue that ..."); after the "for" of a find verb
+    with its own object ("search the web for ..."). Those words say what the tool works on, not which
+    tool it is."""
     seen: list[str] = []  # content words before the current one
     for match in _QUERY_WORD_RE.finditer(query):
         word = match.group().lower()
