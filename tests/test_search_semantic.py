@@ -297,6 +297,31 @@ def test_a_pr_helper_and_pr_reviewer_pair_among_three_agents_is_flagged(tmp_path
     assert [f.message.split(" have ")[0] for f in found] == ["agents `pr-helper` and `pr-reviewer`"]
 
 
+def test_a_short_form_does_not_hide_a_near_duplicate_pair_among_three_agents(tmp_path: Path) -> None:
+    """The issue's own pair: `repo` for `repository` is the one difference; IDF over three agents would
+    make it dominate, the word overlap counts the short form as the word it starts."""
+    agents = tmp_path / "repo" / ".github" / "agents"
+    agents.mkdir(parents=True)
+    for name, description in (
+        ("pr-helper", "Reviews pull requests and triages issues in the repository"),
+        ("pr-reviewer", "Reviews pull requests and triages issues in the repo"),
+        ("release", "Writes release notes from merged changes and tags"),
+    ):
+        (agents / f"{name}.agent.md").write_text(f"---\ndescription: {description}\n---\nDo the work.\n")
+    found = [f for f in _routing(tmp_path / "repo") if f.rule == "ROUTE003"]
+    assert [f.message.split(" have ")[0] for f in found] == ["agents `pr-helper` and `pr-reviewer`"]
+    assert "`repository`" in (found[0].hint or "") and "`repo`" in (found[0].hint or "")
+
+
+def test_word_overlap_counts_short_forms_but_not_short_prefixes() -> None:
+    from quiver.lint.route.near_duplicate_agent_descriptions import word_overlaps
+
+    sets = [frozenset({"review", "repo"}), frozenset({"review", "repository"}), frozenset({"review", "doc"})]
+    overlaps = word_overlaps([*sets, frozenset({"review", "docker"})])
+    assert overlaps[(0, 1)] == 1.0  # repo stands for repository
+    assert overlaps[(2, 3)] == 0.5  # `doc` is too short to stand for `docker`
+
+
 def _routing(root: Path) -> list[object]:
     project = load_project(root)
     return list(run_checks(LintContext(project, tuple(resolve_project(project))), rules_of("ROUTE")))

@@ -9,11 +9,14 @@ from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.route.tool_pairs import candidate_pairs
 from quiver.lint.support.cache import cached_check
-from quiver.lint.support.route_words import difference
+from quiver.lint.support.route_words import difference, term_set
 from quiver.model import Finding
 from quiver.search import SearchDoc, SearchIndex
 
 AGENT_NEAR_DUPLICATE = 0.80  # similarity of two descriptions from which hosts cannot choose between the agents
+# The plain word overlap is stricter (it has no IDF to discount shared boilerplate): at most about one
+# content word in ten differs, or only a short form does (`repo` / `repository`).
+WORD_OVERLAP_NEAR_DUPLICATE = 0.90
 
 
 def _check(ctx: LintContext) -> Iterator[Finding]:
@@ -26,7 +29,11 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
     # No name: the blocker pairs agents by description terms alone, and by the embedding of the description.
     docs = [SearchDoc(a.id, "", a.description or "") for a in agents]
     index = SearchIndex.build(docs, purposes=purpose_vectors(ctx.project, docs))
-    for (i, j), raw in sorted(candidate_pairs(index, AGENT_NEAR_DUPLICATE).items()):
+    pairs = candidate_pairs(index, AGENT_NEAR_DUPLICATE)
+    for pair, overlap in word_overlaps([term_set(a.description or "") for a in agents]).items():
+        if round(overlap, 2) >= WORD_OVERLAP_NEAR_DUPLICATE and overlap > pairs.get(pair, 0.0):
+            pairs[pair] = overlap
+    for (i, j), raw in sorted(pairs.items()):
         a, b = agents[i], agents[j]
         if a.id == b.id:
             continue  # one id defined twice: AGT012
@@ -41,6 +48,38 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
 
 check = cached_check("route-agents", _check)
 
+_SHORT_FORM = 4  # a word of 4+ letters that starts another stands for it: repo/repository, docs/documentation
+
+
+def _same(a: str, b: str) -> bool:
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return short == long or (len(short) >= _SHORT_FORM and long.startswith(short))
+
+
+def word_overlaps(sets: list[frozenset[str]]) -> dict[tuple[int, int], float]:
+    """(i, j) -> Dice overlap of two descriptions' content words, a short form counting as the word it
+    starts. Needs no corpus statistics, so it holds on a repository of three agents, where IDF does not.
+    Only pairs sharing at least half of the smaller set's words exactly are compared (an inverted index)."""
+    holders: dict[str, list[int]] = {}
+    for i, words in enumerate(sets):
+        for word in words:
+            holders.setdefault(word, []).append(i)
+    out: dict[tuple[int, int], float] = {}
+    for i, words in enumerate(sets):
+        shared: dict[int, int] = {}
+        for word in words:
+            for j in holders[word]:
+                if j > i:
+                    shared[j] = shared.get(j, 0) + 1
+        for j, exact in shared.items():
+            other = sets[j]
+            if 2 * exact < min(len(words), len(other)):
+                continue
+            mine = sum(1 for w in words if any(_same(w, o) for o in other))
+            theirs = sum(1 for o in other if any(_same(o, w) for w in words))
+            out[(i, j)] = (mine + theirs) / (len(words) + len(other))
+    return out
+
 
 NEAR_DUPLICATE_AGENT_DESCRIPTIONS = Rule(
     code="ROUTE003",
@@ -52,8 +91,10 @@ NEAR_DUPLICATE_AGENT_DESCRIPTIONS = Rule(
     doc="""\
 ## What it does
 Flags two agents whose descriptions read alike: similarity 0.80 or more. The similarity is the larger of
-the IDF-weighted cosine of their description terms (with a prior, so it holds up over a handful of agents)
-and the calibrated embedding cosine of their first sentences (names and ids do not count: hosts choose by
+the IDF-weighted cosine of their description terms (with a prior, so it holds up over a handful of agents),
+the plain overlap of their content words (0.90 or more; a short form such as `repo` counting as the word it starts,
+`repository`; no corpus statistics, so it holds in a repository of three agents) and, where the lock records
+them, the calibrated embedding cosine of their first sentences (names and ids do not count: hosts choose by
 the description). The
 finding is on the first agent by id; the hint lists the words each description has that the other lacks.
 
