@@ -18,11 +18,9 @@ result; nothing a client or an upstream does crashes the gateway.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -31,9 +29,8 @@ from typing import Any, TextIO
 import anyio
 import jsonschema
 import mcp.types as types
-from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server import Server, ServerRequestContext
 from mcp.server.context import HandlerResult
-from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -45,53 +42,28 @@ from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
 from quiver.runtime import telemetry_mcp
 from quiver.runtime._diff import describe_changes
-from quiver.runtime._manifest import Manifest, ManifestTool, one_line
+from quiver.runtime._manifest import Manifest, ManifestTool
 from quiver.runtime.approval import elicitation
+from quiver.runtime.gateway_meta import DEFAULT_SEARCH_LIMIT, _MetaTools
+from quiver.runtime.gateway_results import _error, _unsnapshotted
+from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
 from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span
 from quiver.runtime.upstream import PinCheck, UpstreamManager
-from quiver.runtime.usage import LoadVia, NullRecorder, Recorder
+from quiver.runtime.usage import NullRecorder, Recorder
 from quiver.suggest import did_you_mean
 
-__all__ = ["Gateway", "GatewayScope"]
+__all__ = ["DEFAULT_SEARCH_LIMIT", "Gateway", "GatewayScope"]  # the first and last moved to `gateway_*`
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SEARCH_LIMIT = 5
 DEFAULT_SWEEP_INTERVAL_S = 5.0  # recovery sweeps of a shared ledger (see docs/scaling.md)
 _SESSION_HEADER = "mcp-session-id"
 _DROPPED_META = ("progressToken", "progress_token")
 
 
-@dataclass(eq=False)
-class GatewayScope:
-    """The lifespan state of one serving scope: its sessions and its 2026-era change-notification bus."""
-
-    sessions: SessionScope
-    bus: InMemorySubscriptionBus
-    listen: ListenHandler
-
-
-class _GatewayServer(Server[GatewayScope]):
-    """The low-level server, advertising `tools.listChanged` to handshake-era clients on every transport.
-
-    The SDK's in-memory transport and streamable-HTTP manager call `create_initialization_options()`
-    without arguments; the default here turns the flag on for them too.
-    """
-
-    def create_initialization_options(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-    ) -> InitializationOptions:
-        return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
-        )
-
-
-class Gateway:
+class Gateway(_MetaTools):
     """One manifest served as an MCP server. `async with Gateway(manifest) as gw:` then serve `gw.server`."""
 
     def __init__(
@@ -357,122 +329,6 @@ class Gateway:
         path = "/".join(str(p) for p in error.absolute_path)
         return f"{error.message}{f' (at `{path}`)' if path else ''}"
 
-    # ----------------------------------------------------------------- meta-tools
-
-    async def _meta(
-        self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, name: str, args: dict[str, JSON]
-    ) -> dict[str, JSON]:
-        problem = self._validate(name, self._meta_schemas[name], args)
-        if problem is not None:
-            session.stats.invalid_arguments += 1
-            return _error(f"invalid arguments for `{name}`: {problem}")
-        if name == "call_tool":
-            found = self._lookup(session, str(args["server"]), str(args["tool"]))
-            if isinstance(found, dict):
-                return found
-            arguments = args.get("arguments") or {}
-            key = args.get("idempotency_key")
-            return await self._invoke(ctx, session, found, dict(arguments), str(key) if key is not None else None)
-        session.stats.discovery_steps += 1
-        if name == "search_tools":
-            self.recorder.discovery(session.id, "search")
-        elif name in ("list_servers", "list_tools"):
-            self.recorder.discovery(session.id, "list_servers" if name == "list_servers" else "list_tools")
-        if name == "search_tools":
-            return await self._search(ctx, session, str(args["query"]), int(args.get("limit", DEFAULT_SEARCH_LIMIT)))
-        if name == "list_servers":
-            servers = [
-                {"name": s.name, "description": s.description, "tools": len(self.manifest.server_tools(s.name))}
-                for s in self.manifest.servers.values()
-                if self.manifest.server_tools(s.name)
-            ]
-            return _json_result({"servers": servers})
-        if name == "list_tools":
-            server = str(args["server"])
-            tools = self.manifest.server_tools(server)
-            if not tools:
-                return self._unknown_server(server)
-            listed = [{"tool": t.name, "description": one_line(t.description)} for t in tools]
-            return _json_result({"server": server, "tools": listed})
-        # describe_tool
-        found = self._lookup(session, str(args["server"]), str(args["tool"]))
-        if isinstance(found, dict):
-            self.recorder.discovery(session.id, "describe")
-            return found
-        self.recorder.discovery(session.id, "describe", tokens=found.tokens)
-        await self._load(ctx, session, [found], via="describe")
-        described: dict[str, JSON] = {
-            "name": found.exposed,
-            "server": found.server,
-            "tool": found.name,
-            "description": found.description,
-            "inputSchema": found.input_schema,
-        }
-        for key in ("outputSchema", "annotations"):
-            if key in found.definition:
-                described[key] = found.definition[key]
-        return _json_result(described)
-
-    async def _search(
-        self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, query: str, limit: int
-    ) -> dict[str, JSON]:
-        hits = self._search_index().search(query, limit)
-        found = [self.manifest.by_key[(h.server, h.tool)] for h in hits if (h.server, h.tool) in self.manifest.by_key]
-        await self._load(ctx, session, found, via="search")
-        tools = [
-            {"name": t.exposed, "server": t.server, "tool": t.name, "description": one_line(t.description)}
-            for t in found
-        ]
-        payload: dict[str, JSON] = {"tools": tools}
-        if not tools:
-            payload["hint"] = "no tool matched; try other words, or list_servers and list_tools"
-        return _json_result(payload)
-
-    def _search_index(self) -> Any:
-        if self._index is None:
-            from quiver._search._gateway import gateway_index
-
-            self._index = gateway_index(self.manifest, self._search_setup)
-        return self._index
-
-    async def _load(
-        self,
-        ctx: ServerRequestContext[GatewayScope, Any],
-        session: GatewaySession,
-        tools: list[ManifestTool],
-        *,
-        via: LoadVia,
-    ) -> None:
-        added = session.load(t.exposed for t in tools if t.load != "preloaded")
-        for name in added:
-            t = self.manifest.by_exposed[name]
-            self.recorder.tool_loaded(session.id, t.server, t.name, via=via, tokens=t.tokens)
-        if added:
-            await self._tools_changed(ctx, added)
-
-    def _lookup(self, session: GatewaySession, server: str, tool: str) -> ManifestTool | dict[str, JSON]:
-        found = self.manifest.by_key.get((server, tool))
-        if found is not None:
-            return found
-        if not self.manifest.server_tools(server):
-            servers = sorted({t.server for t in self.manifest.tools})
-            reason = _unsnapshotted(self.manifest, server, f"{server}/{tool}") or (
-                f"`{server}` is not a server of agent `{self.manifest.agent_id}` (servers: {', '.join(servers)})"
-            )
-            return self._refuse(session, f"{server}/{tool}", reason, servers if server else None)
-        known = [t.name for t in self.manifest.server_tools(server)]
-        return self._refuse(
-            session,
-            f"{server}/{tool}",
-            f"`{tool}` of `{server}` is not in agent `{self.manifest.agent_id}`'s tool set",
-            known,
-        )
-
-    def _unknown_server(self, server: str) -> dict[str, JSON]:
-        names = sorted({t.server for t in self.manifest.tools})
-        hint = did_you_mean(server, names, f"servers: {', '.join(names)}")
-        return _error(f"unknown server `{server}`: {hint}")
-
 
 def _elicit_for(ctx: ServerRequestContext[GatewayScope, Any]) -> Any:
     """How to ask this caller for an approval: MCP elicitation when its client declared support for it
@@ -498,27 +354,8 @@ def _tool_object(tool: ManifestTool) -> types.Tool:
         ) from None
 
 
-def _json_result(payload: dict[str, JSON]) -> dict[str, JSON]:
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return {"content": [{"type": "text", "text": text}], "structuredContent": payload, "isError": False}
-
-
-def _error(text: str) -> dict[str, JSON]:
-    return {"content": [{"type": "text", "text": text}], "isError": True}
-
-
 def _forward_meta(meta: Mapping[str, Any] | None) -> dict[str, JSON]:
     """The client's `_meta` minus what belongs to its own hop (progress, the 2026 envelope)."""
     if not meta:
         return {}
     return {k: v for k, v in meta.items() if k not in _DROPPED_META and not k.startswith("io.modelcontextprotocol/")}
-
-
-def _unsnapshotted(manifest: Manifest, server: str, name: str) -> str | None:
-    """Why a tool of a server the manifest lists without any tool is missing: the lock had no catalog."""
-    if server not in manifest.servers or manifest.server_tools(server):
-        return None
-    return (
-        f"`{name}`: server `{server}` had no catalog in the lock file when this manifest was compiled, so the "
-        f"agent carries none of its tools; run `quiver snapshot --server {server}`, then `quiver compile`"
-    )

@@ -41,25 +41,19 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import functools
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio.to_thread
 import psycopg
 
 from quiver.runtime.ledger import (
     JSON,
-    MUTABLE_FIELDS,
     STATES,
     Action,
     ActionFilter,
     Attempt,
     Event,
-    LedgerError,
     Recovered,
     SchemaVersionError,
     State,
@@ -71,224 +65,46 @@ from quiver.runtime.ledger import (
     iso_time,
     recovery_state,
 )
+from quiver.runtime.ledger_postgres_pool import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    LedgerUnavailable,
+    _first_line,
+    _Pool,
+    normalize_url,
+    redact,
+)
+from quiver.runtime.ledger_postgres_schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    LedgerNotMigrated,
+    _literals,
+    migrate_schema,
+    schema_version_of,
+)
+from quiver.runtime.ledger_postgres_sql import (
+    _ACTION_COLUMNS,
+    _ATTEMPT_CTE,
+    _COLUMNS,
+    _INSERT_ATTEMPT,
+    _SELECT,
+    IN_FLIGHT,
+    _action,
+    _attempt_params,
+    _check_identity,
+    _clean,
+    _transition_statement,
+    lease_seconds,
+)
 
-SCHEMA_VERSION: Final = 1
+__all__ = [  # with names moved to `ledger_postgres_*`, so they import from here as before
+    "DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_LEASE_MARGIN_S", "DEFAULT_POOL_SIZE", "IN_FLIGHT", "MIGRATIONS",
+    "SCHEMA_VERSION", "LedgerNotMigrated", "LedgerUnavailable", "PostgresLedger", "lease_seconds", "migrate_schema",
+    "normalize_url", "redact", "schema_version_of",
+]  # fmt: skip
+
 DEFAULT_LEASE_MARGIN_S: Final = 30.0
 DEFAULT_POOL_SIZE: Final = 4
-DEFAULT_CONNECT_TIMEOUT_S: Final = 10
-IN_FLIGHT: Final[tuple[State, ...]] = ("proposed", "validated", "dispatching", "failed_retryable")
-_MIGRATE_LOCK: Final = 0x71756976_6572  # pg_advisory_xact_lock key: "quiver"
 _T = TypeVar("_T")
-
-_ACTION_COLUMNS: Final = tuple(field.name for field in dataclasses.fields(Action))
-_COLUMNS = ", ".join(_ACTION_COLUMNS)
-_SELECT = f"SELECT {_COLUMNS} FROM quiver_actions"
-
-
-def _literals(states: Sequence[str]) -> str:
-    """SQL literals of state names (a closed set of identifiers: nothing to escape)."""
-    assert set(states) <= set(STATES)
-    return ", ".join(f"'{state}'" for state in states)
-
-
-_STATE_CHECK = _literals(STATES)
-
-# Ordered schema scripts: MIGRATIONS[n] takes a database from version n to n + 1. Never edit a shipped
-# script; append a new one (and bump SCHEMA_VERSION) instead.
-MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
-    (
-        f"""CREATE TABLE quiver_actions (
-            id TEXT PRIMARY KEY,
-            idempotency_key TEXT NOT NULL UNIQUE,
-            session_id TEXT NOT NULL,
-            requester TEXT NOT NULL,
-            call_id TEXT,
-            server TEXT NOT NULL,
-            tool TEXT NOT NULL,
-            tool_sha256 TEXT NOT NULL,
-            arguments TEXT NOT NULL,
-            args_sha256 TEXT NOT NULL,
-            side_effect TEXT NOT NULL,
-            policy TEXT NOT NULL,
-            state TEXT NOT NULL CHECK (state IN ({_STATE_CHECK})),
-            created_at DOUBLE PRECISION NOT NULL,
-            updated_at DOUBLE PRECISION NOT NULL,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            approval TEXT CHECK (approval IN ('pending', 'approved', 'declined')),
-            approval_ref TEXT,
-            result TEXT,
-            error_type TEXT,
-            error TEXT,
-            owner TEXT,
-            event_count INTEGER NOT NULL DEFAULT 1,
-            lease_s DOUBLE PRECISION NOT NULL,
-            backoff_lease_s DOUBLE PRECISION NOT NULL,
-            lease_expires_at DOUBLE PRECISION
-        )""",
-        "CREATE INDEX quiver_actions_created ON quiver_actions (created_at, id)",
-        # the few unsettled actions (recovery sweeps, `ledger list --state unknown_outcome`); the settled
-        # majority is not indexed by state
-        "CREATE INDEX quiver_actions_open ON quiver_actions (state, created_at)"
-        " WHERE state NOT IN ('succeeded', 'failed_final')",
-        """CREATE TABLE quiver_events (
-            action_id TEXT NOT NULL REFERENCES quiver_actions (id),
-            seq INTEGER NOT NULL,
-            at DOUBLE PRECISION NOT NULL,
-            from_state TEXT,
-            to_state TEXT NOT NULL,
-            detail TEXT,
-            PRIMARY KEY (action_id, seq)
-        )""",
-        """CREATE TABLE quiver_attempts (
-            action_id TEXT NOT NULL REFERENCES quiver_actions (id),
-            number INTEGER NOT NULL,
-            started_at DOUBLE PRECISION NOT NULL,
-            ended_at DOUBLE PRECISION NOT NULL,
-            outcome TEXT NOT NULL,
-            error_type TEXT,
-            error TEXT,
-            PRIMARY KEY (action_id, number)
-        )""",
-    ),
-)
-assert len(MIGRATIONS) == SCHEMA_VERSION
-
-
-class LedgerUnavailable(LedgerError):
-    """The database cannot be reached (or the connection broke mid-call)."""
-
-
-class LedgerNotMigrated(LedgerError):
-    """The database has no ledger schema yet, or an older one: run `quiver ledger migrate`."""
-
-
-def normalize_url(url: str) -> str:
-    """A libpq URL: `postgresql+psycopg://` (SQLAlchemy style) and `postgres://` become `postgresql://`."""
-    scheme, sep, rest = url.partition("://")
-    if sep and scheme.lower() in ("postgres", "postgresql", "postgresql+psycopg", "postgresql+psycopg2"):
-        return f"postgresql://{rest}"
-    return url
-
-
-def redact(url: str) -> str:
-    """The URL without its password (in the user part or a `password=` parameter), for messages."""
-    try:
-        parts = urlsplit(url)
-        query = parse_qsl(parts.query, keep_blank_values=True)
-    except ValueError:
-        return "postgresql://…"
-    if parts.password is not None:
-        host = parts.netloc.rpartition("@")[2]
-        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
-    if any(name == "password" for name, _ in query):
-        shown = [(name, "***" if name == "password" else value) for name, value in query]
-        parts = parts._replace(query=urlencode(shown, safe="/*"))
-    return urlunsplit(parts)
-
-
-def connect(url: str, *, connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S) -> psycopg.Connection[tuple[Any, ...]]:
-    """An autocommit connection; LedgerUnavailable when the server cannot be reached."""
-    try:
-        return psycopg.connect(
-            normalize_url(url), autocommit=True, connect_timeout=connect_timeout_s, application_name="quiver-ledger"
-        )
-    except psycopg.OperationalError as exc:
-        raise LedgerUnavailable(f"cannot connect to the ledger database {redact(url)}: {_first_line(exc)}") from None
-
-
-def schema_version_of(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
-    """The database's ledger schema version; 0 when it has none."""
-    exists = conn.execute("SELECT to_regclass('quiver_meta') IS NOT NULL").fetchone()
-    if not exists or not exists[0]:
-        return 0
-    row = conn.execute("SELECT value FROM quiver_meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else 0
-
-
-def migrate_schema(url: str, *, connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S) -> tuple[int, int]:
-    """Create or upgrade the ledger schema; returns (version before, version after). Idempotent, and safe
-    when several replicas run it at once (an advisory lock serialises them; DDL is transactional).
-    Raises SchemaVersionError when the database is newer than this quiver."""
-    with connect(url, connect_timeout_s=connect_timeout_s) as conn:
-        try:
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
-                conn.execute("CREATE TABLE IF NOT EXISTS quiver_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                before = schema_version_of(conn)
-                if before > SCHEMA_VERSION:
-                    raise SchemaVersionError(
-                        f"ledger database {redact(url)} has schema version {before}; "
-                        f"this quiver reads up to {SCHEMA_VERSION}"
-                    )
-                for script in MIGRATIONS[before:]:
-                    for statement in script:
-                        conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO quiver_meta (key, value) VALUES ('schema_version', %s)"
-                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    (str(SCHEMA_VERSION),),
-                )
-        except psycopg.OperationalError as exc:
-            raise LedgerUnavailable(f"ledger database {redact(url)}: {_first_line(exc)}") from None
-    return before, SCHEMA_VERSION
-
-
-def lease_seconds(action: Action, margin_s: float) -> tuple[float, float]:
-    """(dispatch, backoff): how long a live executor may hold `action` in `dispatching` (its timeout plus
-    the executor's grace; also used for `proposed` and `validated`, which it leaves at once) and in
-    `failed_retryable` (the longest backoff wait), each plus the margin."""
-    from quiver.runtime._exec_policy import DISPATCH_GRACE_S, ExecPolicy
-
-    try:
-        policy = ExecPolicy.from_mapping(action.policy_value())
-    except (ValueError, TypeError, AttributeError):
-        return margin_s, margin_s  # a malformed policy ends failed_final at once
-    return policy.timeout_s + DISPATCH_GRACE_S + margin_s, policy.retry.cap + margin_s
-
-
-class _Pool:
-    """At most `size` autocommit connections, each used by one thread at a time."""
-
-    def __init__(self, url: str, size: int, connect_timeout_s: int) -> None:
-        self._url = url
-        self._connect_timeout_s = connect_timeout_s
-        self._idle: list[psycopg.Connection[tuple[Any, ...]]] = []
-        self._lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(size)
-        self._closed = False
-
-    @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
-        with self._slots:
-            with self._lock:
-                if self._closed:
-                    raise LedgerError("the ledger store is closed")
-                conn = self._idle.pop() if self._idle else None
-            if conn is None or conn.closed or conn.broken:
-                conn = connect(self._url, connect_timeout_s=self._connect_timeout_s)
-            try:
-                yield conn
-            except BaseException:
-                if conn.broken or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    conn.close()
-                    raise
-                self._release(conn)
-                raise
-            self._release(conn)
-
-    def _release(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-        with self._lock:
-            if self._closed:
-                conn.close()
-            else:
-                self._idle.append(conn)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
 
 
 class PostgresLedger:
@@ -562,94 +378,3 @@ class PostgresLedger:
                 if last:
                     raise LedgerUnavailable(f"ledger database {redact(self.url)}: {_first_line(exc)}") from None
         raise AssertionError("unreachable")
-
-
-_ATTEMPT_COLUMNS = tuple(field.name for field in dataclasses.fields(Attempt))
-_ATTEMPT_VALUES = ", ".join(f"%(a_{column})s" for column in _ATTEMPT_COLUMNS)
-# an attempt written `in_flight` before dispatch gets its ending (the start stays)
-_ATTEMPT_UPSERT = " ON CONFLICT (action_id, number) DO UPDATE SET " + ", ".join(
-    f"{column} = EXCLUDED.{column}" for column in ("ended_at", "outcome", "error_type", "error")
-)
-_INSERT_ATTEMPT = (
-    f"INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) VALUES ({_ATTEMPT_VALUES}){_ATTEMPT_UPSERT}"
-)
-_ATTEMPT_CTE = (
-    f", att AS (INSERT INTO quiver_attempts ({', '.join(_ATTEMPT_COLUMNS)}) SELECT {_ATTEMPT_VALUES} FROM upd"
-    f"{_ATTEMPT_UPSERT})"
-)
-
-
-def _transition_statement(
-    action_id: str,
-    from_states: Sequence[State],
-    to_state: State,
-    *,
-    at: float,
-    detail: str | None,
-    attempt: Attempt | None,
-    fields: Mapping[str, JSON],
-) -> tuple[str, dict[str, JSON]]:
-    """One statement: lock the row, move it if it is in `from_states`, append the event (and attempt).
-    Its one row is (moved, *the row after the move*) or (False, *the row as it is*); none: no such id.
-    `fields` must have passed `check_fields` (their names are written into the SQL)."""
-    names = tuple(sorted(fields))
-    lease = "backoff" if to_state == "failed_retryable" else "dispatch" if to_state in IN_FLIGHT else "none"
-    params: dict[str, JSON] = {
-        "id": action_id,
-        "from_states": list(from_states),
-        "to_state": to_state,
-        "at": at,
-        "detail": _clean(detail),
-        **{f"f_{name}": _clean(fields[name]) for name in names},
-    }
-    if attempt is not None:
-        params.update(_attempt_params(attempt))
-    return _transition_sql(names, lease, attempt is not None), params
-
-
-@functools.lru_cache(maxsize=256)
-def _transition_sql(names: tuple[str, ...], lease: str, with_attempt: bool) -> str:
-    assert set(names) <= MUTABLE_FIELDS
-    expires = {"backoff": "%(at)s + a.backoff_lease_s", "dispatch": "%(at)s + a.lease_s", "none": "NULL"}[lease]
-    sets = ", ".join(
-        [
-            "state = %(to_state)s, updated_at = %(at)s, event_count = a.event_count + 1",
-            f"lease_expires_at = {expires}",
-            *(f"{name} = %(f_{name})s" for name in names),
-        ]
-    )
-    return (
-        f"WITH cur AS ({_SELECT} WHERE id = %(id)s FOR UPDATE),"
-        f" upd AS (UPDATE quiver_actions AS a SET {sets} FROM cur"
-        " WHERE a.id = cur.id AND cur.state = ANY(%(from_states)s)"
-        f" RETURNING {', '.join(f'a.{column}' for column in _ACTION_COLUMNS)}, a.event_count),"
-        " ev AS (INSERT INTO quiver_events (action_id, seq, at, from_state, to_state, detail)"
-        " SELECT upd.id, upd.event_count, %(at)s, cur.state, %(to_state)s, %(detail)s FROM upd, cur)"
-        f"{_ATTEMPT_CTE if with_attempt else ''}"
-        f" SELECT true, {', '.join(f'upd.{column}' for column in _ACTION_COLUMNS)} FROM upd"
-        f" UNION ALL SELECT false, {', '.join(f'cur.{column}' for column in _ACTION_COLUMNS)} FROM cur"
-        " WHERE NOT EXISTS (SELECT 1 FROM upd)"
-    )
-
-
-def _attempt_params(attempt: Attempt) -> dict[str, JSON]:
-    return {f"a_{field.name}": _clean(getattr(attempt, field.name)) for field in dataclasses.fields(Attempt)}
-
-
-def _clean(value: JSON) -> JSON:
-    """PostgreSQL text cannot hold NUL: replace it (only free text reaches here; ids and keys are checked)."""
-    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
-
-
-def _check_identity(value: str, what: str) -> None:
-    if "\x00" in value:
-        raise ValueError(f"the {what} contains a NUL character, which the PostgreSQL ledger cannot store")
-
-
-def _action(row: Sequence[JSON]) -> Action:
-    return Action(*row)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -39,10 +39,8 @@ from __future__ import annotations
 import logging
 import math
 import os
-import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO, cast
@@ -50,25 +48,25 @@ from typing import Any, TextIO, cast
 import anyio
 import anyio.abc
 import mcp.types as types
-from mcp import ClientSession, MCPError
+from mcp import ClientSession
 from mcp.client._transport import TransportStreams
-from mcp.client.session import IncomingMessage
-from mcp.shared._stream_protocols import ReadStream
-from mcp.shared.message import SessionMessage
-from pydantic import RootModel, ValidationError
+from pydantic import RootModel
 
 from quiver import __version__
 from quiver.errors import InputError
 from quiver.model import JSON, sha256_json
-from quiver.runtime._guard import guarded
 from quiver.runtime._manifest import ManifestServer
-from quiver.runtime.protocol import (
-    CallRequest,
-    UpstreamError,
-    UpstreamProtocolError,
-    UpstreamTimeout,
-    UpstreamUnavailable,
+from quiver.runtime.protocol import CallRequest, UpstreamProtocolError, UpstreamUnavailable
+from quiver.runtime.upstream_connection import PinCheck, _Connection, _first_line, _leaf, _WatchedReadStream
+from quiver.runtime.upstream_errors import (
+    SchemaMismatch,
+    UpstreamConnectionLost,
+    _map_error,
+    _mismatch_line,
+    _SessionLost,
+    _start_failure,
 )
+from quiver.runtime.upstream_spawn import _http_streams, _sse_streams, _stdio_streams
 from quiver.variables import expand
 
 __all__ = [
@@ -84,109 +82,13 @@ DEFAULT_STARTUP_TIMEOUT_S = 30.0
 SHUTDOWN_GRACE_S = 10.0  # the SDK's stdio shutdown takes at most ~6 s (2 s stdin close, 2 s TERM, 2 s KILL)
 BACKSTOP_S = 1.0  # our own deadline beyond the SDK's per-request timeout (which starts only after the write)
 _ENVELOPE_PREFIX = "io.modelcontextprotocol/"
-_SESSION_LOST_MESSAGES = ("session not found", "session terminated")
+
+
 _CLIENT_INFO = types.Implementation(name="quiver-gateway", version=__version__)
 
 
 class _RawResult(RootModel[dict[str, Any]]):
     """A result kept as wire JSON: the SDK validates it against the protocol; we pass it on untouched."""
-
-
-class UpstreamConnectionLost(UpstreamTimeout):
-    """The connection ended while the request was in flight: it may or may not have run."""
-
-
-class SchemaMismatch(UpstreamProtocolError):
-    """The upstream's definition of the tool no longer matches the manifest pin."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, None, transient=False)
-
-
-class _SessionLost(Exception):
-    """An HTTP server no longer knows our session: the request was rejected, not run."""
-
-
-@dataclass(frozen=True, slots=True)
-class PinCheck:
-    """The upstream's current definition of one tool against its pin."""
-
-    matches: bool
-    current: Mapping[str, JSON] | None  # None: the server no longer serves the tool
-    current_sha256: str | None
-
-
-@dataclass(eq=False)
-class _Connection:
-    """One session with one server; its contexts live in `UpstreamManager._run`."""
-
-    server: str
-    generation: int
-    session: ClientSession | None = None
-    error: BaseException | None = None
-    catalog: dict[str, dict[str, Any]] = field(default_factory=dict)
-    catalog_stale: bool = False
-    checked: dict[tuple[str, str], PinCheck] = field(default_factory=dict)
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    ended: anyio.Event = field(default_factory=anyio.Event)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # its task's, for `aclose`
-    lost: bool = False
-
-    @property
-    def usable(self) -> bool:
-        return self.session is not None and not self.ended.is_set()
-
-    def mark_lost(self) -> None:
-        if not self.ended.is_set():
-            self.lost = True
-            self.ended.set()
-
-    async def on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            logger.info("upstream `%s` changed its tool list; its pins will be checked again", self.server)
-            self.catalog_stale = True
-        elif isinstance(message, Exception):
-            logger.warning("upstream `%s` sent something that is not MCP: %s", self.server, _first_line(message))
-
-
-class _WatchedReadStream:
-    """A transport's read stream that reports its end: how a crashed server is noticed between calls."""
-
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], on_end: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_end = on_end
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_end()
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 class UpstreamManager:
@@ -462,45 +364,6 @@ class UpstreamManager:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _map_error(exc: BaseException, conn: _Connection, what: str) -> Exception:
-    """The protocol's UpstreamError (or _SessionLost) for an exception raised by the SDK."""
-    leaf = _leaf(exc)
-    if isinstance(leaf, UpstreamError):
-        return leaf
-    if isinstance(leaf, MCPError):
-        if leaf.code == types.REQUEST_TIMEOUT:
-            return UpstreamTimeout(f"upstream `{conn.server}` did not answer {what}: {leaf.message}")
-        if leaf.code == types.CONNECTION_CLOSED:
-            conn.mark_lost()
-            return UpstreamConnectionLost(
-                f"upstream `{conn.server}` closed the connection during {what}; the call may or may not have run"
-            )
-        if leaf.code == types.INVALID_REQUEST and leaf.message.strip().lower() in _SESSION_LOST_MESSAGES:
-            return _SessionLost(leaf.message)
-        return UpstreamProtocolError(
-            f"upstream `{conn.server}` answered {what} with error {leaf.code}: {leaf.message}",
-            leaf.code,
-            transient=leaf.code == types.INTERNAL_ERROR,
-        )
-    if isinstance(leaf, TimeoutError):
-        return UpstreamTimeout(f"upstream `{conn.server}` did not answer {what} in time")
-    if isinstance(leaf, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream | OSError):
-        conn.mark_lost()
-        return UpstreamConnectionLost(
-            f"upstream `{conn.server}` connection failed during {what} ({_first_line(leaf)}); "
-            "the call may or may not have run"
-        )
-    if isinstance(leaf, ValidationError):
-        return UpstreamProtocolError(f"upstream `{conn.server}` sent an invalid {what} result", None)
-    return UpstreamProtocolError(f"upstream `{conn.server}` failed during {what}: {_first_line(leaf)}", None)
-
-
-def _mismatch_line(server: str, tool: str, pin: str, check: PinCheck) -> str:
-    if check.current is None:
-        return f"upstream `{server}` no longer serves tool `{tool}` (pinned sha256 {pin[:12]})"
-    return f"upstream `{server}` serves `{tool}` with sha256 {str(check.current_sha256)[:12]}, pinned {pin[:12]}"
-
-
 def _forwardable(key: str) -> bool:
     return not key.startswith(_ENVELOPE_PREFIX) and key != "progressToken"
 
@@ -514,58 +377,3 @@ async def _fetch_catalog(session: ClientSession, server: str) -> dict[str, dict[
     except InputError as exc:
         raise UpstreamProtocolError(exc.one_line()) from None
     return {str(t.get("name")): t for t in tools}
-
-
-def _start_failure(server: str, error: BaseException | None, timeout_s: float) -> str:
-    leaf = _leaf(error) if error is not None else None
-    if leaf is None or isinstance(leaf, TimeoutError):
-        return f"upstream `{server}` did not start within {timeout_s:g} s (no initialize answer and tool list)"
-    if isinstance(leaf, FileNotFoundError | PermissionError):
-        return f"cannot start upstream `{server}`: {leaf.strerror or leaf} ({leaf.filename})"
-    if isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED:
-        return f"upstream `{server}` exited or closed the connection during start-up"
-    return f"cannot start upstream `{server}`: {_first_line(leaf)}"
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:200] if lines else type(exc).__name__
-
-
-@asynccontextmanager
-async def _stdio_streams(
-    command: str, args: list[str], env: Mapping[str, str], cwd: str | None, errlog: TextIO | None
-) -> AsyncIterator[TransportStreams]:
-    from mcp import StdioServerParameters, stdio_client
-
-    # The whole environment, as a shell would pass it (stdio_client alone passes a safe subset); on Linux
-    # under the guard that kills the server when the gateway dies (`quiver.runtime._guard`).
-    command, args = guarded(command, args, env, cwd)
-    params = StdioServerParameters(command=command, args=args, env=dict(env), cwd=cwd)
-    async with stdio_client(params, errlog=errlog or sys.stderr) as streams:
-        yield streams
-
-
-@asynccontextmanager
-async def _http_streams(url: str, headers: Mapping[str, str], timeout_s: float) -> AsyncIterator[TransportStreams]:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    # Reads are unbounded at this level (the standalone GET stream idles); each request has its own timeout.
-    client = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(timeout_s, read=None))
-    async with client, streamable_http_client(url, http_client=client) as streams:
-        yield streams
-
-
-@asynccontextmanager
-async def _sse_streams(url: str, headers: Mapping[str, str], timeout_s: float) -> AsyncIterator[TransportStreams]:
-    from mcp.client.sse import sse_client
-
-    async with sse_client(url, headers=dict(headers), timeout=timeout_s, sse_read_timeout=3600.0) as streams:
-        yield streams
