@@ -326,26 +326,3 @@ DEFAULT_CHANGED = _input(
     fix="Keep the old default, or tell callers to pass the value explicitly.",
     witness="None: validation is unchanged; the behaviour of omitted arguments is.",
 )
-
-INPUT_RULES = (
-    REQUIRED_PROPERTY_ADDED,
-    PROPERTY_BECAME_REQUIRED,
-    PROPERTY_REMOVED,
-    PROPERTY_UNLISTED,
-    TYPE_NARROWED,
-    ENUM_VALUE_REMOVED,
-    ENUM_ADDED,
-    CONST_CHANGED,
-    BOUND_TIGHTENED,
-    PATTERN_ADDED,
-    PATTERN_CHANGED,
-    FORMAT_ADDED,
-    FORMAT_CHANGED,
-    ADDITIONAL_PROPERTIES_CLOSED,
-    COMPOSITION_BRANCH_REMOVED,
-    COMPOSITION_ADDED,
-    ITEMS_CLOSED,
-    DEPENDENT_REQUIRED_ADDED,
-    DEPENDENT_SCHEMA_ADDED,
-    DEFAULT_CHANGED,
-)

@@ -101,12 +101,3 @@ PROPERTY_DESCRIPTION_CHANGED = _input(
     fix="Check that the schema says what the description now says (here: a `maximum`).",
     witness=_NONE,
 )
-
-SAFE_INPUT_RULES = (
-    OPTIONAL_PROPERTY_ADDED,
-    TYPE_WIDENED,
-    ENUM_VALUE_ADDED,
-    BOUND_LOOSENED,
-    PROPERTY_BECAME_OPTIONAL,
-    PROPERTY_DESCRIPTION_CHANGED,
-)

@@ -237,22 +237,3 @@ OPTIONAL_PROPERTY_REMOVED = _output(
     fix="Keep returning it when available, or tell callers.",
     witness="None: every new result may still be valid under the old schema.",
 )
-
-OUTPUT_RULES = (
-    REQUIRED_PROPERTY_REMOVED,
-    PROPERTY_BECAME_OPTIONAL,
-    TYPE_WIDENED,
-    ENUM_VALUE_ADDED,
-    ENUM_REMOVED,
-    CONST_CHANGED,
-    BOUND_LOOSENED,
-    PATTERN_REMOVED,
-    PATTERN_CHANGED,
-    FORMAT_REMOVED,
-    FORMAT_CHANGED,
-    ADDITIONAL_PROPERTIES_OPENED,
-    COMPOSITION_BRANCH_ADDED,
-    COMPOSITION_REMOVED,
-    PROPERTY_ADDED,
-    OPTIONAL_PROPERTY_REMOVED,
-)
