@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quiver.errors import InputError, Position
+from quiver.errors import InputError
 from quiver.model import JSON
+from quiver.sources.imports import SNAPSHOT_SUFFIXES, tools_list
 
-SNAPSHOT_SUFFIXES = (".snap", ".json")
 UNREADABLE = "quiver_unreadable"  # the key diff.py reads; kept here so reading a side imports no diff code
 
 Catalog = dict[str, dict[str, JSON]]
@@ -22,15 +22,7 @@ Catalog = dict[str, dict[str, JSON]]
 
 def read_tools_list(data: JSON, shown: str) -> Catalog:
     """`{"tools": [...]}`, a JSON-RPC response holding one, or a bare list."""
-    if isinstance(data, dict) and isinstance(data.get("result"), dict):
-        data = data["result"]
-    tools = data.get("tools") if isinstance(data, dict) else data
-    if not isinstance(tools, list):
-        raise InputError(
-            "no tool list found",
-            position=Position(shown, 1, 1),
-            hint='expected a tools/list result {"tools": [...]}, a lock file or a directory of per-tool snapshots',
-        )
+    _, tools = tools_list(data, shown, ", a lock file")
     out: Catalog = {}
     for index, tool in enumerate(tools):
         name = tool.get("name") if isinstance(tool, dict) else None

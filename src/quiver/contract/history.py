@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from quiver.contract.catalog_files import SNAPSHOT_SUFFIXES, UNREADABLE, Catalog, add_snapshot, read_tools_list
+from quiver.contract.catalog_files import UNREADABLE, Catalog, add_snapshot, read_tools_list
 from quiver.contract.sides import git
 from quiver.errors import InputError, UsageError
 from quiver.model import JSON, Finding
+from quiver.sources.imports import SNAPSHOT_SUFFIXES
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,21 +13,27 @@ from quiver.sources.lock import ServerCatalog
 SNAPSHOT_SUFFIXES = (".snap", ".json")
 
 
-def import_catalog(path: Path, server: str, shown: str | None = None) -> ServerCatalog:
-    """Read `{"tools": [...]}` (also a JSON-RPC response or a bare list) or a directory of Tool objects."""
-    name = shown or str(path)
-    if path.is_dir():
-        return _from_directory(path, server, name)
-    data = load_json_fast(read_text(path, name, limit=MAX_LOCK_BYTES), name)
+def tools_list(data: JSON, shown: str, alternatives: str = "") -> tuple[JSON, list[JSON]]:
+    """The tools/list result in `data` (`{"tools": [...]}`, a JSON-RPC response holding one, or a bare
+    list) and its tool list; else an input error naming `shown` (`alternatives`: what else would do)."""
     if isinstance(data, dict) and isinstance(data.get("result"), dict):
         data = data["result"]
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list):
         raise InputError(
             "no tool list found",
-            position=Position(name, 1, 1),
-            hint='expected a tools/list result {"tools": [...]} or a directory of per-tool snapshots',
+            position=Position(shown, 1, 1),
+            hint=f'expected a tools/list result {{"tools": [...]}}{alternatives} or a directory of per-tool snapshots',
         )
+    return data, tools
+
+
+def import_catalog(path: Path, server: str, shown: str | None = None) -> ServerCatalog:
+    """Read `{"tools": [...]}` (also a JSON-RPC response or a bare list) or a directory of Tool objects."""
+    name = shown or str(path)
+    if path.is_dir():
+        return _from_directory(path, server, name)
+    data, tools = tools_list(load_json_fast(read_text(path, name, limit=MAX_LOCK_BYTES), name), name)
     info: dict[str, JSON] = {}
     instructions = None
     if isinstance(data, dict):
