@@ -71,6 +71,16 @@ count.textContent=String(n);});
 """
 
 
+# Table column key -> budget field, for the numeric columns summed in the totals row.
+_COUNTED: tuple[tuple[str, str], ...] = (
+    ("preloaded", "preloaded_tools"),
+    ("deferred", "deferred_tools"),
+    ("initial", "initial_tokens"),
+    ("baseline", "baseline_tokens"),
+    ("saving", "saving_tokens"),
+)
+
+
 def budget(manifest: Mapping[str, Any]) -> dict[str, int]:
     b = manifest.get("budget") or {}
     return {k: int(v) for k, v in b.items() if isinstance(v, int | float) and not isinstance(v, bool)}
@@ -178,13 +188,7 @@ def _row(m: Mapping[str, Any], advice: AgentAdvice | None, columns: Sequence[tup
         "search": (search, search),
         "reason": (reason, escape(reason)),
     }
-    for key, field in (
-        ("preloaded", "preloaded_tools"),
-        ("deferred", "deferred_tools"),
-        ("initial", "initial_tokens"),
-        ("baseline", "baseline_tokens"),
-        ("saving", "saving_tokens"),
-    ):
+    for key, field in _COUNTED:
         values[key] = (str(b.get(field, 0)), f"{b.get(field, 0):,}")
     after = advice.initial_tokens_after if advice else None
     values["advised"] = (str(after if after is not None else -1), f"{after:,}" if after is not None else "-")
@@ -201,16 +205,7 @@ def _row(m: Mapping[str, Any], advice: AgentAdvice | None, columns: Sequence[tup
 def _total_row(
     manifests: Sequence[Mapping[str, Any]], advised: Mapping[str, AgentAdvice], columns: Sequence[tuple[str, str, bool]]
 ) -> str:
-    sums = {
-        key: sum(budget(m).get(field, 0) for m in manifests)
-        for key, field in (
-            ("preloaded", "preloaded_tools"),
-            ("deferred", "deferred_tools"),
-            ("initial", "initial_tokens"),
-            ("baseline", "baseline_tokens"),
-            ("saving", "saving_tokens"),
-        )
-    }
+    sums = {key: sum(budget(m).get(field, 0) for m in manifests) for key, field in _COUNTED}
     cells = []
     for key, label, numeric in columns:
         if key == "agent":
