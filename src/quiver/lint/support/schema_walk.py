@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from quiver.lint.support.schema_fast import DEFAULT_DIALECT, known_dialect, shallow_valid
 from quiver.model import JSON
 
 Path = tuple[str, ...]
@@ -207,62 +208,67 @@ class SchemaProblem:
 class MetaChecker:
     """Checks schemas against their dialect's meta-schema (`$schema`, default 2020-12), memoizing shallow nodes.
 
-    Imports jsonschema on first use (0.14 s), so a project without tools never pays for it.
+    A dialect is named by its jsonschema validator class (`Draft202012Validator`). Nodes that
+    `schema_fast.shallow_valid` vouches for never reach jsonschema, which is imported on first need (50 ms):
+    a project whose schemas use the common keywords never pays for it.
     """
 
     def __init__(self) -> None:
-        from jsonschema import Draft202012Validator
-
-        self._default: type[Any] = Draft202012Validator
-        self._validators: dict[type[Any], Any] = {}
+        self._validators: dict[str, Any] = {}
         self._seen: dict[tuple[str, str], tuple[Path, str] | None] = {}
-        self._dialects: dict[str, type[Any] | None] = {}
+        self._dialects: dict[str, str | None] = {}
 
-    def dialect_of(self, schema: Mapping[str, JSON]) -> type[Any] | None:
-        """The validator class for `$schema`; None for a dialect jsonschema does not know."""
-        from jsonschema.validators import validator_for
-
+    def dialect_of(self, schema: Mapping[str, JSON]) -> str | None:
+        """The dialect `$schema` names; None for one jsonschema does not know."""
         declared = schema.get("$schema")
         if declared is None or not isinstance(declared, str):
-            return self._default  # a non-string `$schema` fails the 2020-12 meta-schema: report it there
+            return DEFAULT_DIALECT  # a non-string `$schema` fails the 2020-12 meta-schema: report it there
         if declared not in self._dialects:
-            self._dialects[declared] = validator_for(schema, default=None)
+            found = known_dialect(declared)
+            if found is None:
+                from jsonschema.validators import validator_for
+
+                cls = validator_for(schema, default=None)
+                found = cls.__name__ if cls is not None else None
+            self._dialects[declared] = found
         return self._dialects[declared]
 
-    def _meta_validator(self, cls: type[Any]) -> Any:
-        validator = self._validators.get(cls)
+    def _meta_validator(self, dialect: str) -> Any:
+        validator = self._validators.get(dialect)
         if validator is None:
             from jsonschema.validators import validator_for
 
+            cls = validator_class(dialect)
             meta = cls.META_SCHEMA
             meta_cls = validator_for(meta, default=cls)
             flat = _flat_meta(meta) if "allOf" in meta else None
             validator = meta_cls(flat or meta, format_checker=meta_cls.FORMAT_CHECKER)
-            self._validators[cls] = validator
+            self._validators[dialect] = validator
         return validator
 
     @staticmethod
-    def applicators(cls: type[Any] | None) -> Applicators:
+    def applicators(dialect: str | None) -> Applicators:
         """The subschema positions of a dialect (all known ones for an unknown dialect)."""
-        found = DIALECTS.get(cls.__name__) if cls is not None else None
+        found = DIALECTS.get(dialect) if dialect is not None else None
         return found[1] or ALL if found is not None else ALL
 
-    def problem(self, schema: JSON, cls: type[Any], nodes: list[Node] | None = None) -> SchemaProblem | None:
-        """The first meta-schema violation of `schema` (a dict or bool) under dialect `cls`, or None.
+    def problem(self, schema: JSON, dialect: str, nodes: list[Node] | None = None) -> SchemaProblem | None:
+        """The first meta-schema violation of `schema` (a dict or bool) under `dialect`, or None.
 
-        `nodes` is `walk(schema, applicators(cls))` when the caller has it already.
+        `nodes` is `walk(schema, applicators(dialect))` when the caller has it already.
         """
-        label, app = DIALECTS.get(cls.__name__, (cls.__name__, None))
-        validator = self._meta_validator(cls)
+        label, app = DIALECTS.get(dialect, (dialect, None))
         if app is None or not isinstance(schema, dict):
-            return self._whole(validator, schema, label)
+            return self._whole(self._meta_validator(dialect), schema, label)
         for path, node in nodes if nodes is not None else walk(schema, app):
             shallow = _shallow(node, app)
-            key = (cls.__name__, repr(shallow))  # lock files sort keys: equal nodes have equal reprs
+            key = (dialect, repr(shallow))  # lock files sort keys: equal nodes have equal reprs
             if key not in self._seen:
-                self._seen[key] = self._first_error(validator, shallow)
+                valid = shallow_valid(dialect, shallow)
+                self._seen[key] = None if valid else self._first_error(self._meta_validator(dialect), shallow)
             if self._seen[key] is not None:
                 # explain with the real values, not the stand-ins
+                validator = self._meta_validator(dialect)
                 found = self._first_error(validator, _shallow(node, app, blank=False)) or self._seen[key]
                 assert found is not None
                 return SchemaProblem(label, path + found[0], found[1])
@@ -280,6 +286,13 @@ class MetaChecker:
 
         error = best_match(validator.iter_errors(instance))
         return tuple(str(p) for p in error.absolute_path), str(error.message)
+
+
+def validator_class(dialect: str) -> Any:
+    """jsonschema's validator class for a dialect name (imports jsonschema)."""
+    import jsonschema
+
+    return getattr(jsonschema, dialect)
 
 
 _MISSING = object()

@@ -49,23 +49,23 @@ class SchemaChecks:
                 detail = "a schema is a JSON object, or `true`/`false`"
                 yield INVALID_JSON_SCHEMA.finding(**base, field=field, problem=problem, detail=detail)
                 continue
-            cls = self.meta.dialect_of(schema)
-            nodes = walk(schema, self.meta.applicators(cls))
-            finding = self._validity(schema, cls, nodes, field, base)
+            dialect = self.meta.dialect_of(schema)
+            nodes = walk(schema, self.meta.applicators(dialect))
+            finding = self._validity(schema, dialect, nodes, field, base)
             if finding is not None:
                 yield finding
             yield from _required(nodes, field, base)
             from quiver.lint.tool import schema_values as _tool_values  # it imports this module's `check`
 
             yield from _tool_values.refs(schema, nodes, field, base)
-            if finding is None and cls is not None:
+            if finding is None and dialect is not None:
                 yield from _tool_values.enums(nodes, field, base)
-                yield from _tool_values.defaults(nodes, cls, field, base, self._defaults)
+                yield from _tool_values.defaults(nodes, dialect, field, base, self._defaults)
 
     def _validity(
-        self, schema: Mapping[str, JSON], cls: Any, nodes: list[Node], field: str, base: dict[str, Any]
+        self, schema: Mapping[str, JSON], dialect: str | None, nodes: list[Node], field: str, base: dict[str, Any]
     ) -> Finding | None:
-        if cls is None:
+        if dialect is None:
             problem = f"declares `$schema` `{shown(str(schema.get('$schema')))}`, a dialect quiver cannot check"
             finding = INVALID_JSON_SCHEMA.finding(
                 **base,
@@ -75,7 +75,7 @@ class SchemaChecks:
                 detail="omit `$schema` (2020-12 is the MCP default) or name a published JSON Schema draft",
             )
             return finding
-        found = self.meta.problem(schema, cls, nodes)
+        found = self.meta.problem(schema, dialect, nodes)
         if found is None:
             return None
         at = f"at `{'.'.join(found.path)}`" if found.path else "at its root"

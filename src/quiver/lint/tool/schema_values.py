@@ -9,7 +9,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from quiver.findings.rule import Rule
-from quiver.lint.support.schema_walk import ALL, Node, resolve_pointer, walk
+from quiver.lint.support.schema_fast import default_valid
+from quiver.lint.support.schema_walk import ALL, Node, resolve_pointer, validator_class, walk
 from quiver.lint.support.text import as_json, shown, where
 from quiver.lint.tool.schema import check
 from quiver.model import JSON, Finding
@@ -19,15 +20,15 @@ _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
 def defaults(
-    nodes: list[Node], cls: Any, field: str, base: dict[str, Any], memo: dict[str, str | None]
+    nodes: list[Node], dialect: str, field: str, base: dict[str, Any], memo: dict[str, str | None]
 ) -> Iterator[Finding]:
     """TOOL016 for every node with a `default` (memo: shared across tools, by dialect and node)."""
     for path, node in nodes:
         if "default" not in node or _has_ref(node):
             continue
-        key = cls.__name__ + repr(node)
+        key = dialect + repr(node)
         if key not in memo:
-            memo[key] = _default_problem(cls, node)
+            memo[key] = None if default_valid(dialect, node) else _default_problem(dialect, node)
         detail = memo[key]
         if detail is not None:
             yield INVALID_DEFAULT.finding(
@@ -35,12 +36,12 @@ def defaults(
             )
 
 
-def _default_problem(cls: Any, node: Mapping[str, JSON]) -> str | None:
+def _default_problem(dialect: str, node: Mapping[str, JSON]) -> str | None:
     from jsonschema.exceptions import SchemaError, UnknownType, best_match
     from referencing.exceptions import Unresolvable
 
     schema = {k: v for k, v in node.items() if k not in ("default", "$schema", "$id")}
-    validator = cls(schema)
+    validator = validator_class(dialect)(schema)
     try:
         if validator.is_valid(node["default"]):
             return None
