@@ -38,10 +38,8 @@ _values = st.one_of(
     st.lists(st.sampled_from([{}, True, False, "x"]), max_size=3),
     st.dictionaries(st.sampled_from(["a", "b", "[", "^c"]), st.sampled_from([{}, True, "x", 1]), max_size=2),
 )
-_keywords = st.sampled_from(
-    sorted({k for table in TABLES.values() for k in table})
-    + ["x-vendor", "markdownDescription", "dependentRequired", "$anchor", "$dynamicRef", "contentSchema", "id"]
-)
+_UNMODELLED = ["x-vendor", "markdownDescription", "dependentRequired", "$anchor", "$dynamicRef", "contentSchema", "id"]
+_keywords = st.sampled_from([*sorted({k for table in TABLES.values() for k in table}), *_UNMODELLED])
 _nodes = st.dictionaries(_keywords, _values, min_size=1, max_size=4)
 
 

@@ -86,7 +86,12 @@ def _pattern_map(v: JSON) -> bool:
 def _type(v: JSON) -> bool:
     if isinstance(v, str):
         return v in _SIMPLE_TYPES
-    return isinstance(v, list) and bool(v) and all(isinstance(t, str) and t in _SIMPLE_TYPES for t in v) and len(set(v)) == len(v)
+    return (
+        isinstance(v, list)
+        and bool(v)
+        and all(isinstance(t, str) and t in _SIMPLE_TYPES for t in v)
+        and len(set(v)) == len(v)
+    )
 
 
 def _string_array(v: JSON) -> bool:  # stand-ins keep string equality, so distinct means unique
