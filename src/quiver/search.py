@@ -20,8 +20,9 @@ path. Results are deterministic: ties are broken by (server, tool).
 
 from __future__ import annotations
 
+import functools
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,28 +165,7 @@ class SearchIndex:
         """
         all_docs = tuple(docs)
         config_ = config or SearchConfig()
-        server_counts: dict[tuple[str, str], dict[str, int]] = {}
-        rows = []
-        for doc in all_docs:
-            key = (doc.server, doc.server_description)
-            server = server_counts.get(key)
-            if server is None:
-                server = _rank.count(_text.terms(doc.server) + _text.terms(doc.server_description))
-                server_counts[key] = server
-            params = []
-            if doc.params and config_.param_examples:
-                params = _text.terms(" ".join(f"{name} {text}" for name, text in doc.params))
-            elif doc.params:
-                params = _text.terms(" ".join(f"{name} {_text.without_examples(text)}" for name, text in doc.params))
-            rows.append(
-                (
-                    _rank.count(_text.name_terms(doc.tool)),
-                    _rank.count(_text.terms(doc.description)),
-                    _rank.count(params),
-                    server,
-                    _rank.count(_text.terms(" ".join(doc.examples))) if doc.examples else {},
-                )
-            )
+        rows = [_row(doc, config_.param_examples) for doc in all_docs]
         if purposes is not None and len(purposes) != len(all_docs):
             raise ValueError(f"purpose vectors for {len(purposes)} docs, {len(all_docs)} docs")
         return cls(all_docs, rows, config_, vectors, purposes)
@@ -203,24 +183,61 @@ class SearchIndex:
             scores = self._semantic.fuse(
                 vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
             )
-        if matched:
-            self._adjust(query, concepts, scores)
         if not scores or limit <= 0:
             return []
+        if matched:
+            self._adjust(query, concepts, scores, limit)
         docs = self.docs
         best = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], docs[kv[0]].server, docs[kv[0]].tool))
         terms = {t for c in concepts for t in c.terms}
         return [SearchHit(docs[i].server, docs[i].tool, round(s, 6), self._matched(i, terms)) for i, s in best]
 
-    def _adjust(self, query: str, concepts: Sequence[Concept], scores: dict[int, float]) -> None:
-        """Move each candidate by its action-class agreement and name cover (`_search/_intent.py`), in units
-        of the gap between the best score and the `ADJUST_SPREAD`-th: comparable to the gaps among the
-        tools in contention, whatever the scale of the scores (lexical alone or fused)."""
+    def rank_of(self, query: str, doc_index: int, within: int) -> int | None:
+        """The 1-based rank `search(query)` gives `docs[doc_index]` when it is within the first `within`,
+        else None: the same answer as reading `search(query, within)`, without ranking every candidate.
+
+        Only candidates whose score could end on either side of the doc's, once moved, are adjusted; the
+        rest are decided by their unadjusted score alone (a move is at most `reach`)."""
+        if self._semantic is not None:  # fused scores: no cheap bound, read the ranking
+            hits = self.search(query, within)
+            doc = self.docs[doc_index]
+            found = [k for k, h in enumerate(hits) if (h.server, h.tool) == (doc.server, doc.tool)]
+            return found[0] + 1 if found else None
+        concepts = analyze(query, self._postings, self._typo_candidates, self._config.query)
+        scores = _rank.score(self._postings, concepts, self._config.coordination)
+        if doc_index not in scores or within <= 0:
+            return None
+        mover = self._mover(query, concepts, scores)
+        reach, move = mover if mover is not None else (0.0, lambda _i, score: score)
+        reach = reach * (1.0 + 1e-9) + 1e-12  # float rounding of a move never crosses the bound
+        docs = self.docs
+        mine = move(doc_index, scores[doc_index])
+        order = (docs[doc_index].server, docs[doc_index].tool)
+        ahead = 0
+        for j, score in scores.items():
+            if j == doc_index or score + reach < mine:
+                continue
+            if score - reach <= mine:
+                moved = move(j, score)
+                if moved < mine or (moved == mine and (docs[j].server, docs[j].tool) > order):
+                    continue
+            ahead += 1
+            if ahead >= within:
+                return None
+        return ahead + 1
+
+    def _mover(
+        self, query: str, concepts: Sequence[Concept], scores: Mapping[int, float]
+    ) -> tuple[float, Callable[[int, float], float]] | None:
+        """How candidates' scores move (`_adjust`): the largest move either way, and the move of one; None when
+        nothing moves (the best score ties the `ADJUST_SPREAD`-th)."""
         config = self._config
         top = heapq.nlargest(ADJUST_SPREAD, scores.values())
         unit = top[0] - top[-1]
         if unit <= 0.0:
-            return
+            return None
+        weights = (config.intent_weight, config.name_weight, config.server_weight, config.numbers_weight)
+        reach = unit * sum(abs(w) for w in weights)
         asked_class = _intent.query_class(query)
         asked: dict[str, float] = {}
         said: set[str] = set()
@@ -230,18 +247,47 @@ class SearchIndex:
                 if concept.primary and weight >= 1.0:
                     said.add(term)
         no_numbers = not any(c.isdigit() for c in query)
-        docs = self.docs
-        for i in scores:
-            agree = _intent.agreement(asked_class, self._classes[i])
-            cover = _intent.name_cover(self._names[i], asked)
-            named = not said.isdisjoint(self._servers[i])
+        docs, classes, names, servers = self.docs, self._classes, self._names, self._servers
+
+        def move(i: int, score: float) -> float:
+            agree = _intent.agreement(asked_class, classes[i])
+            cover = _intent.name_cover(names[i], asked)
+            named = not said.isdisjoint(servers[i])
             unfit = no_numbers and docs[i].required_numbers > 0
-            scores[i] += unit * (
+            return score + unit * (
                 config.intent_weight * agree
                 + config.name_weight * cover
                 + config.server_weight * named
                 - config.numbers_weight * unfit
             )
+
+        return reach, move
+
+    def _adjust(self, query: str, concepts: Sequence[Concept], scores: dict[int, float], limit: int) -> None:
+        """Move each candidate by its action-class agreement and name cover (`_search/_intent.py`), in units
+        of the gap between the best score and the `ADJUST_SPREAD`-th: comparable to the gaps among the
+        tools in contention, whatever the scale of the scores (lexical alone or fused).
+
+        A move is at most `reach` either way. Candidates are adjusted best first, and once one's score plus
+        `reach` is below the `limit`-th adjusted score so far, neither it nor any after it can enter the
+        first `limit`: those are dropped unadjusted (the result is the same)."""
+        mover = self._mover(query, concepts, scores)
+        if mover is None:
+            return
+        reach, move = mover
+        kept: dict[int, float] = {}
+        floor: list[float] = []  # min-heap of the best `limit` adjusted scores
+        for i, score in sorted(scores.items(), key=lambda kv: -kv[1]):
+            if len(floor) == limit and score + reach < floor[0]:
+                break
+            moved = move(i, score)
+            kept[i] = moved
+            if len(floor) < limit:
+                heapq.heappush(floor, moved)
+            elif moved > floor[0]:
+                heapq.heapreplace(floor, moved)
+        scores.clear()
+        scores.update(kept)
 
     def _matched(self, i: int, terms: set[str]) -> tuple[str, ...]:
         return tuple(name for name, counts in zip(FIELDS, self._fields[i], strict=True) if not terms.isdisjoint(counts))
@@ -253,6 +299,39 @@ class SearchIndex:
             names = [frozenset(f[0]) for f in self._fields]
             self._blocker = Blocker(names, [frozenset(f[1]) for f in self._fields], self._purposes)
         return self._blocker.similar(doc_index, limit)
+
+
+Row = tuple[dict[str, int], ...]  # per field of FIELDS, term -> count
+_ROWS: dict[tuple[SearchDoc, bool], Row] = {}  # a doc's row, per process: scopes that share tools share rows
+_ROWS_LIMIT = 200_000
+
+
+def _row(doc: SearchDoc, param_examples: bool) -> Row:
+    """A doc's term counts per field (read-only: indexes share them)."""
+    key = (doc, param_examples)
+    row = _ROWS.get(key)
+    if row is not None:
+        return row
+    params: list[str] = []
+    if doc.params and param_examples:
+        params = _text.terms(" ".join(f"{name} {text}" for name, text in doc.params))
+    elif doc.params:
+        params = _text.terms(" ".join(f"{name} {_text.without_examples(text)}" for name, text in doc.params))
+    row = (
+        _rank.count(_text.name_terms(doc.tool)),
+        _rank.count(_text.terms(doc.description)),
+        _rank.count(params),
+        _server_counts(doc.server, doc.server_description),
+        _rank.count(_text.terms(" ".join(doc.examples))) if doc.examples else {},
+    )
+    if len(_ROWS) < _ROWS_LIMIT:
+        _ROWS[key] = row
+    return row
+
+
+@functools.lru_cache(maxsize=4096)
+def _server_counts(server: str, description: str) -> dict[str, int]:
+    return _rank.count(_text.terms(server) + _text.terms(description))
 
 
 def semantic_available() -> bool:

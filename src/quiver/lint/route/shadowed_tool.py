@@ -57,6 +57,8 @@ def _missed(
     best: int | None = None
     winner: int | None = None
     for query in queries:
+        if index.rank_of(query, i, TOP) is not None:
+            return None
         hits = [position[(h.server, h.tool)] for h in index.search(query, DEPTH)]
         if i in hits[:TOP]:
             return None
