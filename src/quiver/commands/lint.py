@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from quiver.commands.rule import rule_table
+from quiver.commands.rule import LazyRuleTable
 from quiver.findings.severity import at_or_above
 from quiver.lint.run import run as lint
 from quiver.report.render import ReportContext, render
@@ -61,7 +61,7 @@ def run(
         findings = tuple(in_scope(findings, changed))
     ctx = ReportContext(
         tool="lint",
-        rules=rule_table(),
+        rules=LazyRuleTable(),
         root=root,
         color=color,
         changed_lines=changed,

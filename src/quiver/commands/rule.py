@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from quiver.errors import UsageError
@@ -27,6 +27,28 @@ def rule_table() -> Mapping[str, Rule]:
     from quiver.lint.registry import all_rules
 
     return index_rules((*all_rules(), *CONTRACT_RULES))
+
+
+class LazyRuleTable(Mapping[str, Rule]):
+    """`rule_table()`, built on first lookup: only SARIF reads rule docs, and building it imports every rule
+    module (lint and contract), which a text or JSON report never needs."""
+
+    def __init__(self) -> None:
+        self._table: Mapping[str, Rule] | None = None
+
+    def _get(self) -> Mapping[str, Rule]:
+        if self._table is None:
+            self._table = rule_table()
+        return self._table
+
+    def __getitem__(self, key: str) -> Rule:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
 
 
 def module_file(code: str) -> Path | None:

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from functools import partial
@@ -56,6 +55,8 @@ def resolve_token(token: str | None, environ: dict[str, str] | None = None) -> s
 
 def configure_logging(level: str) -> None:
     """Everything to stderr: in stdio mode stdout is the protocol."""
+    import logging  # here: the CLI imports this module (LOG_LEVELS) on every start-up
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("quiver serve: %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()

@@ -45,7 +45,7 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("write", "save", "store", "put"),
 )
 _TEXT_WORD = re.compile(r"[^\W_]+")  # prose words as written: `GitHub` stays one word, `read_file` is two
-_UNSPACED = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")  # scripts written without spaces
+_UNSPACED = "[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]"  # scripts written without spaces (compiled on first use)
 SYNONYMS: dict[str, str] = {}
 for _group in _SYNONYM_GROUPS:
     for _word in _group:
@@ -117,7 +117,7 @@ def name_terms(name: str) -> Iterator[tuple[str, str]]:
 
 def spaced(term: str) -> bool:
     """Whether a term is a word of a script written with spaces: a CJK run is a phrase, not a word."""
-    return _UNSPACED.search(term) is None
+    return term.isascii() or re.search(_UNSPACED, term) is None
 
 
 def term_set(text: str) -> frozenset[str]:

@@ -48,7 +48,7 @@ _PLACEHOLDER = re.compile(
     r"|redacted|todo|secret[-_]?here|token[-_]?here|(?-i:^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$)"
 )
 _NOT_OPAQUE = re.compile(r"\s|://|^[/~.]|\\")
-_URL_QUERY = re.compile(r"(?i)[?&](api[-_]?key|access[-_]?token|token|key|secret|password|sig)=([^&#]+)")
+_URL_QUERY = r"(?i)[?&](api[-_]?key|access[-_]?token|token|key|secret|password|sig)=([^&#]+)"  # compiled on use
 _URL_USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@:]*:([^/@]+)@", re.IGNORECASE)
 
 
@@ -112,7 +112,7 @@ def url_secret(url: str) -> str | None:
     userinfo = _URL_USERINFO.match(literal)
     if userinfo and userinfo.group(1).strip() and not is_placeholder(userinfo.group(1)):
         return "password in the URL"
-    for match in _URL_QUERY.finditer(url):
+    for match in re.finditer(_URL_QUERY, url) if "=" in url else ():
         value = match.group(2)
         if not REFERENCE.search(value) and not is_placeholder(value) and len(value) >= 8:
             return f"`{match.group(1)}` query parameter"

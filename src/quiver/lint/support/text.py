@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -88,15 +89,22 @@ def _hidden_body_lines(agent: Agent) -> Iterator[Text]:
     model reads (Trojan Source, ASCII smuggling). A lone zero-width space (a common way to break a code
     fence) is left alone, and the rest of the body is the author's own prompt, not scanned for phrases.
     """
+    if agent.body.isascii() or _HIDDEN.search(agent.body) is None:
+        return  # one pass over the body for the usual prompt that holds none of them
     from quiver.lint.support.injection import invisible
 
     for offset, line in enumerate(agent.body.split("\n")):
-        if any(
-            0x202A <= h.code_point <= 0x202E or 0x2066 <= h.code_point <= 0x2069 or h.code_point >= 0xE0000
-            for h in invisible(line)
-        ):
+        if any(_hidden_char(chr(h.code_point)) for h in invisible(line)):
             where = Location(agent.path, agent.body_line + offset, 1)
             yield Text(line, "body", f"agent `{agent.id}`", where, agent=agent.id)
+
+
+_HIDDEN = re.compile("[\u202a-\u202e\u2066-\u2069\U000e0000-\U0010ffff]")  # bidi controls, tag characters
+
+
+def _hidden_char(c: str) -> bool:
+    point = ord(c)
+    return 0x202A <= point <= 0x202E or 0x2066 <= point <= 0x2069 or point >= 0xE0000
 
 
 def project_texts(project: Project) -> Iterator[Text]:

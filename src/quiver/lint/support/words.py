@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Literal
@@ -58,7 +59,11 @@ STOP_WORDS = frozenset(
 
 # camelCase and PascalCase humps, acronyms, digit runs; everything else separates words.
 _HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:  # compiled on first non-ASCII text: its wide ranges cost 2 ms to compile
+    return re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 
 def _inflections(verbs: Iterable[str]) -> dict[str, str]:
@@ -98,15 +103,15 @@ def content_words(text: str) -> set[str]:
 
 def word_count(text: str) -> int:
     """Whitespace-separated words; each CJK character counts as one (those scripts use no spaces)."""
-    cjk = len(_CJK.findall(text))
+    cjk = 0 if text.isascii() else len(_cjk().findall(text))
     if not cjk:
         return len(text.split())
-    return cjk + len(_CJK.sub(" ", text).split())
+    return cjk + len(_cjk().sub(" ", text).split())
 
 
 def display_length(text: str) -> int:
     """Characters, counting a CJK character twice: it carries about as much as two Latin letters."""
-    return len(text) + len(_CJK.findall(text))
+    return len(text) if text.isascii() else len(text) + len(_cjk().findall(text))
 
 
 def verb_class(text: str) -> tuple[Verb, str] | None:
