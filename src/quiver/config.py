@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,6 +236,8 @@ def config_from_table(
 
 def unknown_key_hint(key: str) -> str:
     """A did-you-mean for an unknown quiver config key (dotted for a policy table's: `servers.time.timeout`)."""
+    import difflib
+
     head, _, rest = key.partition(".")
     if rest:
         known = TOOL_KEYS if head == "tools" else POLICY_KEYS

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -94,7 +93,7 @@ class Agent:
 
     @property
     def prompt_sha256(self) -> str:
-        return hashlib.sha256(self.body.encode("utf-8")).hexdigest()
+        return _sha256_hex(self.body.encode("utf-8"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +133,7 @@ class LockedServer:
 
     @property
     def catalog_sha256(self) -> str:
-        return hashlib.sha256("".join(t.sha256 for t in self.tools).encode()).hexdigest()
+        return _sha256_hex("".join(t.sha256 for t in self.tools).encode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +185,7 @@ class Finding:
             self.tool or "",
             _normalize_message(self.message),
         ]
-        return hashlib.sha256("\x1f".join(logical).encode("utf-8")).hexdigest()[:32]
+        return _sha256_hex("\x1f".join(logical).encode("utf-8"))[:32]
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {
@@ -237,6 +236,12 @@ def finding_from_json(data: Mapping[str, JSON]) -> Finding:
     )
 
 
+def _sha256_hex(data: bytes) -> str:
+    import hashlib  # on first digest: its OpenSSL start-up costs 2 ms a run that needs none
+
+    return hashlib.sha256(data).hexdigest()
+
+
 _NUMBERS = re.compile(r"\d+")
 
 
@@ -250,4 +255,4 @@ def canonical_json(value: JSON) -> str:
 
 
 def sha256_json(value: JSON) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return _sha256_hex(canonical_json(value).encode("utf-8"))

@@ -40,6 +40,7 @@ __all__ = [
     "SearchDoc",
     "SearchHit",
     "SearchIndex",
+    "SimilarityIndex",
     "build_index",
     "doc_vectors",
     "docs_from_tools",
@@ -298,6 +299,23 @@ class SearchIndex:
         if self._blocker is None:
             names = [frozenset(f[0]) for f in self._fields]
             self._blocker = Blocker(names, [frozenset(f[1]) for f in self._fields], self._purposes)
+        return self._blocker.similar(doc_index, limit)
+
+
+class SimilarityIndex:
+    """Near-duplicate candidates alone (`similar`, as `SearchIndex.similar` gives them), without the ranking
+    postings a `SearchIndex` builds: what the pair rules read."""
+
+    __slots__ = ("_blocker", "docs")
+
+    def __init__(self, docs: Iterable[SearchDoc], purposes: Sequence[Sequence[float] | None] | None = None) -> None:
+        self.docs = tuple(docs)
+        if purposes is not None and len(purposes) != len(self.docs):
+            raise ValueError(f"purpose vectors for {len(purposes)} docs, {len(self.docs)} docs")
+        names = [frozenset(_text.name_terms(d.tool)) for d in self.docs]
+        self._blocker = Blocker(names, [frozenset(_text.terms(d.description)) for d in self.docs], purposes)
+
+    def similar(self, doc_index: int, limit: int = 5) -> list[tuple[int, float]]:
         return self._blocker.similar(doc_index, limit)
 
 

@@ -11,7 +11,7 @@ from quiver.lint.route.tool_pairs import candidate_pairs
 from quiver.lint.support.cache import cached_check
 from quiver.lint.support.route_words import difference, term_set
 from quiver.model import Finding
-from quiver.search import SearchDoc, SearchIndex
+from quiver.search import SearchDoc, SimilarityIndex
 
 AGENT_NEAR_DUPLICATE = 0.80  # similarity of two descriptions from which hosts cannot choose between the agents
 # The plain word overlap is stricter (it has no IDF to discount shared boilerplate): at most about one
@@ -28,7 +28,7 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
         return
     # No name: the blocker pairs agents by description terms alone, and by the embedding of the description.
     docs = [SearchDoc(a.id, "", a.description or "") for a in agents]
-    index = SearchIndex.build(docs, purposes=purpose_vectors(ctx.project, docs))
+    index = SimilarityIndex(docs, purposes=purpose_vectors(ctx.project, docs))
     pairs = candidate_pairs(index, AGENT_NEAR_DUPLICATE)
     for pair, overlap in word_overlaps([term_set(a.description or "") for a in agents]).items():
         if round(overlap, 2) >= WORD_OVERLAP_NEAR_DUPLICATE and overlap > pairs.get(pair, 0.0):

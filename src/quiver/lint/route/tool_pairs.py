@@ -1,7 +1,7 @@
 """Routing rules about pairs of tools: near-duplicates in one server (ROUTE001), across the servers one agent sees
 (ROUTE002), and tools whose names mean the same (ROUTE007).
 
-Candidate pairs come from the search index's blocking (`SearchIndex.similar`), never from all pairs: each tool
+Candidate pairs come from the search index's blocking (`SimilarityIndex.similar`), never from all pairs: each tool
 is compared with the few tools that share its rarer words, so the pass grows linearly with the catalog
 (`bench/distinct.py`: 10,000 tools in about 1.5 s). The similarity is the index's: the IDF-weighted cosine of
 name and description terms, or, when larger, the calibrated embedding cosine of the tools' purposes (name words
@@ -23,7 +23,7 @@ from quiver.lint.support.text import shown
 from quiver.lint.support.words import words
 from quiver.model import Finding, Lock, LockedTool
 from quiver.resolve import ResolvedAgent
-from quiver.search import SearchDoc, SearchIndex
+from quiver.search import SearchDoc, SimilarityIndex
 
 Purposes = Sequence[Sequence[float] | None] | None
 NEAR_DUPLICATE = 0.80  # similarity from which two tools read alike
@@ -57,7 +57,7 @@ class Catalog:
         return [agent for bit, agent in enumerate(self.agents) if mask >> bit & 1]
 
 
-def candidate_pairs(index: SearchIndex, floor: float, per_doc: int = CANDIDATES) -> dict[tuple[int, int], float]:
+def candidate_pairs(index: SimilarityIndex, floor: float, per_doc: int = CANDIDATES) -> dict[tuple[int, int], float]:
     """(i, j) with i < j -> similarity, for every pair the index proposes at `floor` or more."""
     pairs: dict[tuple[int, int], float] = {}
     for i in range(len(index.docs)):
@@ -74,7 +74,7 @@ def check_catalog(catalog: Catalog, purposes: Callable[[list[SearchDoc]], Purpos
     if len(tools) < 2:
         return
     docs = [SearchDoc(t.server, t.name, t.description) for t in tools]
-    index = SearchIndex.build(docs, purposes=purposes(docs) if purposes is not None else None)
+    index = SimilarityIndex(docs, purposes=purposes(docs) if purposes is not None else None)
     drop = _meaningless_words(tools)
     for (i, j), raw in sorted(candidate_pairs(index, OVERLAP_MIN).items()):
         a, b = tools[i], tools[j]
