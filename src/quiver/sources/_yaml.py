@@ -33,13 +33,27 @@ class YNode:
         return self.children.get(key)
 
 
+_SCALARS: list[yaml.SafeLoader] = []  # one constructor of scalar values per process (its set-up reads a stream)
+
+
+def _scalar_constructor() -> yaml.SafeLoader:
+    """The shared SafeLoader that turns scalar nodes into values, its per-document memo emptied."""
+    if not _SCALARS:
+        loader = yaml.SafeLoader.__new__(yaml.SafeLoader)
+        yaml.SafeLoader.__init__(loader, "")
+        _SCALARS.append(loader)
+    loader = _SCALARS[0]
+    loader.constructed_objects = {}
+    loader.recursive_objects = {}
+    return loader
+
+
 class _Builder:
     def __init__(self, path: str, line_offset: int) -> None:
         self.path = path
         self.line_offset = line_offset
         self.count = 0
-        self.scalar = yaml.SafeLoader.__new__(yaml.SafeLoader)
-        yaml.SafeLoader.__init__(self.scalar, "")
+        self.scalar = _scalar_constructor()
 
     def pos(self, node: yaml.Node) -> tuple[int, int]:
         return node.start_mark.line + 1 + self.line_offset, node.start_mark.column + 1
