@@ -12,7 +12,8 @@ from quiver.findings.catalog import resolve_id
 from quiver.findings.order import sort_findings
 from quiver.findings.select import per_file_ignored, selected_codes
 from quiver.findings.severity import apply_severity
-from quiver.lint.engine import LintContext, run_checks
+from quiver.lint.engine import LintContext
+from quiver.lint.parallel import run_checks
 from quiver.lint.qvr.unused_suppression import UNUSED_SUPPRESSION
 from quiver.lint.registry import lint_codes, rules_with
 from quiver.model import Finding

@@ -107,32 +107,66 @@ def project_key(ctx: LintContext) -> str:
     return key
 
 
-def cached_check(
-    name: str, check: Callable[[LintContext], Iterable[Finding]]
-) -> Callable[[LintContext], list[Finding]]:
-    """Wrap a whole-project check: its findings are reused while no input file changed. The wrapper keeps the
-    check's module and name (functools.wraps), so a rule's `check` still names the module that holds it."""
+def cached_project_findings(ctx: LintContext, name: str) -> list[Finding] | None:
+    """The findings a whole-project check `name` stored for the project's current inputs, or None."""
+    data = _project_cache(ctx)
+    found = data.get(f"{name}:{project_key(ctx)}")
+    return [finding_from_json(item) for item in found] if isinstance(found, list) else None
 
-    @functools.wraps(check)
-    def run(ctx: LintContext) -> list[Finding]:
-        path = ctx.project.root / PROJECT_CACHE_FILE
-        key = f"{name}:{project_key(ctx)}"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        if isinstance(data.get(key), list):
-            return [finding_from_json(item) for item in data[key]]
-        found = list(check(ctx))
-        if not os.environ.get("QUIVER_NO_CACHE"):
-            from quiver.sources.files import write_cache
 
-            kept = {k: v for k, v in data.items() if not k.startswith(f"{name}:")}
-            kept[key] = [f.to_json() for f in found]
-            with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-                write_cache(path, json.dumps(kept, sort_keys=True, separators=(",", ":")) + "\n")
+def store_project_findings(ctx: LintContext, name: str, found: list[Finding]) -> None:
+    """Keep `found` as check `name`'s findings for the current inputs (replacing its older entries)."""
+    if os.environ.get("QUIVER_NO_CACHE"):
+        return
+    from quiver.sources.files import write_cache
+
+    data = _project_cache(ctx)
+    kept = {k: v for k, v in data.items() if not k.startswith(f"{name}:")}
+    kept[f"{name}:{project_key(ctx)}"] = [f.to_json() for f in found]
+    ctx.memo[_PROJECT_CACHE_MEMO] = kept
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+        write_cache(
+            ctx.project.root / PROJECT_CACHE_FILE, json.dumps(kept, sort_keys=True, separators=(",", ":")) + "\n"
+        )
+
+
+_PROJECT_CACHE_MEMO = "project-cache"
+
+
+def _project_cache(ctx: LintContext) -> dict[str, object]:
+    cached = ctx.memo.get(_PROJECT_CACHE_MEMO)
+    if isinstance(cached, dict):
+        return cached
+    try:
+        data = json.loads((ctx.project.root / PROJECT_CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    ctx.memo[_PROJECT_CACHE_MEMO] = data
+    return data
+
+
+class ProjectCheck:
+    """A whole-project check whose findings are reused while no input file changed (`cached_check`).
+
+    Callable like any check; `name` keys its cache entries and `compute` is the check itself, which
+    `lint/parallel.py` runs in a worker process. It keeps the check's module and name, so a rule's `check`
+    still names the module that holds it."""
+
+    def __init__(self, name: str, compute: Callable[[LintContext], Iterable[Finding]]) -> None:
+        self.name = name
+        self.compute = compute
+        functools.update_wrapper(self, compute)
+
+    def __call__(self, ctx: LintContext) -> list[Finding]:
+        found = cached_project_findings(ctx, self.name)
+        if found is None:
+            found = list(self.compute(ctx))
+            store_project_findings(ctx, self.name, found)
         return found
 
-    return run
+
+def cached_check(name: str, check: Callable[[LintContext], Iterable[Finding]]) -> ProjectCheck:
+    """Wrap a whole-project check: its findings are reused while no input file changed."""
+    return ProjectCheck(name, check)
