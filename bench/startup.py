@@ -81,7 +81,7 @@ def main() -> None:
             rows.append((label, cold, median_wall([*lint, str(root)], n)))
             rows.append(
                 (
-                    f"  the same, one process (QUIVER_JOBS=1)",
+                    "  the same, one process (QUIVER_JOBS=1)",
                     median_wall([*lint, str(root)], n, fresh=root, env=one),
                     None,
                 )
