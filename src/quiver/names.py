@@ -53,9 +53,15 @@ _NAMERS = {
 }
 
 
-def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
-    """Names for every (server, tool) per host; collisions get a numeric suffix in sorted order."""
+def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Mapping[str, str]]:
+    """Names for every (server, tool) per host; collisions get a numeric suffix in sorted order.
+
+    Where no host has two equal names (the usual case), each pair's names are one mapping shared by every
+    call that carries the pair: a fleet's agents carry the same tools. The mappings are never changed."""
     ordered = sorted(set(pairs))
+    plain = [_plain_names(*pair) for pair in ordered]
+    if all(len({names[host] for names in plain}) == len(plain) for host in _NAMERS):
+        return dict(zip(ordered, plain, strict=True))
     out: dict[tuple[str, str], dict[str, str]] = {pair: {} for pair in ordered}
     for host, (namer, cap) in _NAMERS.items():
         taken: set[str] = set()
@@ -69,7 +75,13 @@ def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict
                 n += 1
             taken.add(name)
             out[pair][host] = name
-    return out
+    return dict(out)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _plain_names(server: str, tool: str) -> Mapping[str, str]:
+    """Each host's name of the pair when nothing collides with it."""
+    return {host: namer(server, tool) for host, (namer, _) in _NAMERS.items()}
 
 
 def truncated(server: str, tool: str) -> Mapping[str, bool]:
