@@ -161,23 +161,27 @@ def build_manifest(
     tools = []
     memo = policies if policies is not None else {}
     timeouts = {s.name: s.timeout_ms for s in resolved.servers}
+    reasons: dict[int, dict[str, JSON]] = {}  # by id: the agent's tools share a few Decision objects
     for item in resolved.tools:
         definition = item.tool.definition
-        policy = memo.get((item.server, item.tool.sha256, timeouts[item.server]))
+        distinct = (item.server, item.tool.sha256, timeouts[item.server])
+        policy = memo.get(distinct)
         if policy is None:
-            policy = tool_policy(item, timeouts[item.server], config, lock)
-            memo[(item.server, item.tool.sha256, timeouts[item.server])] = policy
+            policy = memo[distinct] = tool_policy(item, timeouts[item.server], config, lock)
+        reason = reasons.get(id(item.decision))
+        if reason is None:
+            reason = reasons[id(item.decision)] = {
+                "code": item.decision.code,
+                "rule": item.decision.rule,
+                "source": loc(item.decision.source),
+                "text": item.decision.text,
+            }
         tools.append(
             {
                 "server": item.server,
                 "name": item.tool.name,
                 "load": item.load,
-                "reason": {
-                    "code": item.decision.code,
-                    "rule": item.decision.rule,
-                    "source": loc(item.decision.source),
-                    "text": item.decision.text,
-                },
+                "reason": reason,
                 "names": dict(item.names),
                 "named": item.named,
                 "side_effect": policy["side_effect"],

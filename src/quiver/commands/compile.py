@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from quiver.compile import Policies, build_index, build_manifest, render_json
 from quiver.errors import QuiverError
 from quiver.findings.order import sort_findings
+from quiver.gc_pause import gc_paused
 from quiver.host_exports import emit
 from quiver.lint.agt.tool_references import reference_findings
 from quiver.lint.agt.unverifiable_tool_references import unverified_findings
@@ -47,7 +48,7 @@ def build(
     `progress`, a progress line on a terminal)."""
     from quiver.commands._progress import Progress
 
-    with Progress("compiling agents", enabled=progress) as shown:
+    with Progress("compiling agents", enabled=progress) as shown, gc_paused():
         return _build(root, out, emit_hosts, shown)
 
 
