@@ -14,7 +14,7 @@ from quiver.config import Config
 from quiver.errors import ConfigError, Position
 from quiver.jsonout import pretty
 from quiver.metatools import META_TOOLS
-from quiver.model import JSON, Location, Lock
+from quiver.model import JSON, Location, Lock, sha256_json
 from quiver.policy import execution_policy
 from quiver.resolve import ResolvedAgent, ResolvedTool
 from quiver.sources.token_cache import TokenCache
@@ -244,6 +244,37 @@ def _catalog_sha(tools: list[ResolvedTool]) -> str:
     import hashlib
 
     return hashlib.sha256("".join(t.tool.sha256 for t in tools).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckUnit:
+    """One schema check of compile's output: `label` names it in a problem line."""
+
+    label: str
+    document: dict[str, JSON]
+    schema: str
+
+
+def check_units(manifests: Mapping[str, dict[str, JSON]], index: dict[str, JSON]) -> dict[str, CheckUnit]:
+    """What a run checks against the schemas, by the sha256 of each unit's canonical JSON: every manifest
+    without its tools; one tool entry per (load, reason, side effect) kind in the run, inside the first
+    manifest (in agent order) that carries it; the index. Every tool entry comes from one code path, and a
+    unit's hash says whether these exact bytes were checked before."""
+    units: dict[str, CheckUnit] = {}
+
+    def add(label: str, document: dict[str, JSON], schema: str) -> None:
+        units.setdefault(sha256_json(document), CheckUnit(label, document, schema))
+
+    kinds: set[tuple[str, str, str]] = set()
+    for agent, manifest in manifests.items():
+        add(agent, {**manifest, "tools": []}, "manifest")
+        for tool in manifest["tools"]:
+            kind = (tool["load"], tool["reason"]["code"], tool["side_effect"])
+            if kind not in kinds:
+                kinds.add(kind)
+                add(f"{agent} (tool `{tool['server']}/{tool['name']}`)", {**manifest, "tools": [tool]}, "manifest")
+    add("index.json", index, "index")
+    return units
 
 
 def render_json(document: JSON) -> str:
