@@ -8,12 +8,14 @@ lint rules (lint/agt/tool_references.py, unverifiable_tool_references.py) report
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from quiver.builtins import alias_names, builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
 from quiver.model import Agent, Location, Lock, LockedTool, Server, ToolRef
+from quiver.names import collision_free
 from quiver.project import HOST_SERVERS, apply_overlay
 from quiver.suggest import closest, typo_of
 
@@ -94,6 +96,13 @@ class Catalogs:
         self.lock = lock
         self._tools: dict[tuple[str, tuple[str, ...] | None], tuple[LockedTool, ...] | None] = {}
         self._cuts: dict[tuple[str, tuple[str, ...] | None], Cut] = {}
+
+    @functools.cached_property
+    def collision_free(self) -> bool:
+        """Whether the lock's (server, tool) pairs have no two equal names on any host. Every pair an agent
+        selects is one of them, so then each agent's names are the pairs' plain names."""
+        servers = self.lock.servers.values() if self.lock is not None else ()
+        return collision_free({(t.server, t.name) for s in servers for t in s.tools})
 
     def of(self, server: Server) -> tuple[LockedTool, ...] | None:
         key = (server.name, server.tools)

@@ -21,7 +21,7 @@ from typing import Literal
 
 from quiver.config import Config
 from quiver.model import Agent, Load, Location, Lock, LockedTool, Server, ToolRef
-from quiver.names import assign_names
+from quiver.names import assign_names, plain_names
 from quiver.project import Project
 from quiver.references import Catalogs, ResolvedBuiltin, Selector, Unresolved, Unverified, visible_servers
 
@@ -106,7 +106,7 @@ def resolve_agent(
     count = len(selector.selected)
     search = _tool_search(agent, count, config, visible, selector.selected)
     keys = sorted(selector.selected)
-    names = assign_names(keys)
+    names = _names(keys, selector.shared)
     model_ok = config.tool_search != "never" and (
         not agent.models or model_supports_tool_search(agent.models[0], config.tool_search_models)
     )
@@ -138,6 +138,14 @@ def resolve_agent(
         unknown_catalogs=tuple(sorted(n for n in selector.unknown_catalogs if visible[n].dialect != "host")),
         unknown_named=tuple(selector.unknown_named),
     )
+
+
+def _names(keys: list[tuple[str, str]], catalogs: Catalogs) -> Mapping[tuple[str, str], Mapping[str, str]]:
+    """The model-facing names of the selected pairs: plain when no two of the lock's pairs collide (decided
+    once per run), else assigned among the agent's own pairs."""
+    if catalogs.collision_free:
+        return {key: plain_names(*key) for key in keys}
+    return assign_names(keys)
 
 
 def _tool_search(
