@@ -31,8 +31,9 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
     docs = [SearchDoc(a.id, "", a.description or "") for a in agents]
     index = SearchIndex.build(docs, purposes=purpose_vectors(ctx.project, docs))
     pairs = candidate_pairs(index, AGENT_NEAR_DUPLICATE)
-    for pair, overlap in word_overlaps([term_set(a.description or "") for a in agents]).items():
-        if round(overlap, 2) >= WORD_OVERLAP_NEAR_DUPLICATE and overlap > pairs.get(pair, 0.0):
+    overlaps = word_overlaps([term_set(a.description or "") for a in agents], WORD_OVERLAP_NEAR_DUPLICATE)
+    for pair, overlap in overlaps.items():
+        if overlap > pairs.get(pair, 0.0):
             pairs[pair] = overlap
     for (i, j), raw in sorted(pairs.items()):
         a, b = agents[i], agents[j]
@@ -68,10 +69,11 @@ def _relatives(vocabulary: set[str]) -> dict[str, frozenset[str]]:
     return {word: frozenset(others) for word, others in related.items()}
 
 
-def word_overlaps(sets: list[frozenset[str]]) -> dict[tuple[int, int], float]:
+def word_overlaps(sets: list[frozenset[str]], floor: float = 0.0) -> dict[tuple[int, int], float]:
     """(i, j) -> Dice overlap of two descriptions' content words, a short form counting as the word it
-    starts. Needs no corpus statistics, so it holds on a repository of three agents, where IDF does not.
-    Only pairs sharing at least half of the smaller set's words exactly are compared (an inverted index).
+    starts, for the pairs at `floor` or more (compared as the message shows it, to two decimals). Needs no
+    corpus statistics, so it holds on a repository of three agents, where IDF does not. Only pairs sharing
+    at least half of the smaller set's words exactly are compared (an inverted index).
 
     Each distinct set is compared once (a fleet repeats descriptions): two agents with the same nonempty
     set overlap 1.0."""
@@ -103,6 +105,8 @@ def word_overlaps(sets: list[frozenset[str]]) -> dict[tuple[int, int], float]:
             mine = exact + sum(1 for w in words - other if w in related and not related[w].isdisjoint(other))
             theirs = exact + sum(1 for o in other - words if o in related and not related[o].isdisjoint(words))
             overlap = (mine + theirs) / (len(words) + len(other))
+            if round(overlap, 2) < floor:
+                continue
             for i in groups[words]:
                 for j in groups[other]:
                     out[(i, j) if i < j else (j, i)] = overlap
