@@ -16,6 +16,7 @@ def pretty(value: JSON) -> str:
     try:
         import orjson
 
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode("utf-8") + "\n"
+        options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE  # no copy to add it
+        return orjson.dumps(value, option=options).decode("utf-8")
     except (ImportError, TypeError):
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
