@@ -255,26 +255,34 @@ class CheckUnit:
     schema: str
 
 
-def check_units(manifests: Mapping[str, dict[str, JSON]], index: dict[str, JSON]) -> dict[str, CheckUnit]:
+class CheckUnits:
     """What a run checks against the schemas, by the sha256 of each unit's canonical JSON: every manifest
     without its tools; one tool entry per (load, reason, side effect) kind in the run, inside the first
     manifest (in agent order) that carries it; the index. Every tool entry comes from one code path, and a
-    unit's hash says whether these exact bytes were checked before."""
-    units: dict[str, CheckUnit] = {}
+    unit's hash says whether these exact bytes were checked before. Manifests are added as they are built,
+    so a run keeps only their skeletons once they are rendered."""
 
-    def add(label: str, document: dict[str, JSON], schema: str) -> None:
-        units.setdefault(sha256_json(document), CheckUnit(label, document, schema))
+    def __init__(self) -> None:
+        self.units: dict[str, CheckUnit] = {}
+        self._kinds: set[tuple[str, str, str]] = set()
 
-    kinds: set[tuple[str, str, str]] = set()
-    for agent, manifest in manifests.items():
-        add(agent, {**manifest, "tools": []}, "manifest")
+    def _add(self, label: str, document: dict[str, JSON], schema: str) -> None:
+        self.units.setdefault(sha256_json(document), CheckUnit(label, document, schema))
+
+    def manifest(self, agent: str, manifest: dict[str, JSON]) -> dict[str, JSON]:
+        """Add a manifest's units; returns its skeleton (the manifest with no tools)."""
+        skeleton = {**manifest, "tools": []}
+        self._add(agent, skeleton, "manifest")
         for tool in manifest["tools"]:
             kind = (tool["load"], tool["reason"]["code"], tool["side_effect"])
-            if kind not in kinds:
-                kinds.add(kind)
-                add(f"{agent} (tool `{tool['server']}/{tool['name']}`)", {**manifest, "tools": [tool]}, "manifest")
-    add("index.json", index, "index")
-    return units
+            if kind not in self._kinds:
+                self._kinds.add(kind)
+                label = f"{agent} (tool `{tool['server']}/{tool['name']}`)"
+                self._add(label, {**manifest, "tools": [tool]}, "manifest")
+        return skeleton
+
+    def index(self, index: dict[str, JSON]) -> None:
+        self._add("index.json", index, "index")
 
 
 def render_json(document: JSON) -> str:

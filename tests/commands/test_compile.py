@@ -120,7 +120,7 @@ def test_the_committed_demo_manifests_are_up_to_date() -> None:
 def test_a_repeat_compile_checks_only_output_units_with_new_json(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from quiver import __version__
     from quiver.commands import compile as cmd
-    from quiver.compile import CheckUnit, check_units
+    from quiver.compile import CheckUnit, CheckUnits
     from quiver.sources.validated import VALIDATED_FILE, read_validated
     from quiver.validation import schemas_sha
 
@@ -136,8 +136,11 @@ def test_a_repeat_compile_checks_only_output_units_with_new_json(demo: Path, mon
     first = cmd.build(demo)
     ids = [r.agent.id for r in first.resolved]
     out = first.project.config.out
-    manifests = {a: json.loads(first.outputs[f"{out}/{a}.json"]) for a in ids}
-    units = check_units(manifests, json.loads(first.outputs[f"{out}/index.json"]))
+    checks = CheckUnits()
+    for a in ids:
+        checks.manifest(a, json.loads(first.outputs[f"{out}/{a}.json"]))
+    checks.index(json.loads(first.outputs[f"{out}/index.json"]))
+    units = checks.units
     assert [u.label for u in units.values()] == checked[0]
     assert {*ids, "index.json"} <= set(checked[0]) and any("(tool `" in label for label in checked[0])
     key = f"{__version__}:{schemas_sha()}"
@@ -154,7 +157,7 @@ def test_a_repeat_compile_checks_only_output_units_with_new_json(demo: Path, mon
 
 def test_a_tool_entry_of_a_kind_new_in_the_run_is_checked_and_a_bad_one_reported(demo: Path) -> None:
     from quiver.commands import compile as cmd
-    from quiver.compile import check_units
+    from quiver.compile import CheckUnits
 
     result = cmd.build(demo)
     out = result.project.config.out
@@ -162,6 +165,8 @@ def test_a_tool_entry_of_a_kind_new_in_the_run_is_checked_and_a_bad_one_reported
     manifests = {a: json.loads(result.outputs[f"{out}/{a}.json"]) for a in ids}
     last = manifests[ids[-1]]
     last["tools"][-1]["load"] = "sometimes"  # a kind no other entry has: sampled, and it breaks the enum
-    units = check_units(manifests, json.loads(result.outputs[f"{out}/index.json"]))
+    checks = CheckUnits()
+    for a, manifest in manifests.items():
+        checks.manifest(a, manifest)
     with pytest.raises(RuntimeError, match=rf"{ids[-1]} \(tool `[^`]+`\): \$\.tools\[0\]\.load: 'sometimes'"):
-        cmd._check_schema(list(units.values()))
+        cmd._check_schema(list(checks.units.values()))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quiver.compile import CheckUnit, Policies, build_index, build_manifest, check_units, render_json
+from quiver.compile import CheckUnit, CheckUnits, Policies, build_index, build_manifest, render_json
 from quiver.errors import QuiverError
 from quiver.findings.order import sort_findings
 from quiver.gc_pause import gc_paused
@@ -66,15 +66,17 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     outputs: dict[str, str] = {}
     manifests = {}
     policies: Policies = {}
+    checks = CheckUnits()
     for item in resolved:
         progress.advance()
         manifest = build_manifest(item, project.config, cache, project.lock, policies)
-        manifests[item.agent.id] = manifest
         outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:
             outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host, cache))
+        manifests[item.agent.id] = checks.manifest(item.agent.id, manifest)  # the tools are rendered: let go
     index = build_index(manifests, out_dir)
-    _check_new(root, check_units(manifests, index))
+    checks.index(index)
+    _check_new(root, checks.units)
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
@@ -86,7 +88,7 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
 
 
 def _check_new(root: Path, units: dict[str, CheckUnit]) -> None:
-    """`_check_schema` for the units (`check_units`) whose exact JSON was not checked before by this quiver and
+    """`_check_schema` for the units (`CheckUnits`) whose exact JSON was not checked before by this quiver and
     these schemas (`.quiver/cache/validated.json`). When none is new, jsonschema is not even imported."""
     from quiver import __version__
     from quiver.validation import schemas_sha

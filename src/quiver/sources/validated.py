@@ -1,5 +1,5 @@
 """The validated-outputs cache (`.quiver/cache/validated.json`): the sha256 of each unit of compiled output
-(`quiver.compile.check_units`: a manifest without its tools, a sampled tool entry, the index) that quiver
+(`quiver.compile.CheckUnits`: a manifest without its tools, a sampled tool entry, the index) that quiver
 already checked against its schema, so a repeat `quiver compile` skips checking the same JSON again.
 
 Keyed by quiver's version and the sha256 of the schemas used, so a changed schema or quiver checks everything
