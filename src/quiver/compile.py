@@ -88,10 +88,11 @@ def server_index(resolved: ResolvedAgent) -> list[dict[str, JSON]]:
     ]
 
 
-def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
+def budget_of(resolved: ResolvedAgent, cache: TokenCache, index: list[dict[str, JSON]] | None = None) -> Budget:
+    """The agent's token budget; `index` is its `server_index` when the caller has it already."""
     pre = [tool_tokens(t, cache) for t in resolved.tools if t.load == "preloaded"]
     deferred = [tool_tokens(t, cache) for t in resolved.tools if t.load == "deferred"]
-    index = server_index(resolved)
+    index = server_index(resolved) if index is None else index
     return Budget(
         preloaded_tools=len(pre),
         deferred_tools=len(deferred),
@@ -134,7 +135,11 @@ def build_manifest(
 ) -> dict[str, JSON]:
     """One agent's manifest; `policies` shares the per-tool policies across the agents of a run."""
     agent = resolved.agent
-    budget = budget_of(resolved, cache)
+    index = server_index(resolved)
+    budget = budget_of(resolved, cache, index)
+    pins: dict[str, list[str]] = {}  # server -> its carried tools' pins, in tool order
+    for item in resolved.tools:
+        pins.setdefault(item.server, []).append(item.tool.sha256)
     servers = []
     for server in resolved.servers:
         transport: dict[str, JSON] = {"type": server.type or server.raw_type}
@@ -154,9 +159,8 @@ def build_manifest(
             "transport": transport,
             "timeout_ms": server.timeout_ms,
         }
-        catalog = [t for t in resolved.tools if t.server == server.name]
-        if catalog:
-            entry["catalog_sha256"] = _catalog_sha(catalog)
+        if server.name in pins:
+            entry["catalog_sha256"] = _catalog_sha(pins[server.name])
         servers.append(entry)
     tools = []
     memo = policies if policies is not None else {}
@@ -220,7 +224,7 @@ def build_manifest(
         "servers": servers,
         "tools": tools,
         "meta_tools": [str(t["name"]) for t in META_TOOLS] if budget.deferred_tools else [],
-        "server_index": server_index(resolved),
+        "server_index": index,
         "budget": budget.to_json(),
     }
     return manifest
@@ -240,10 +244,10 @@ def pin_reconcile(reconcile: JSON, server: str, tool: str, lock: Lock | None, co
     return {**reconcile, "tool_sha256": found.sha256}
 
 
-def _catalog_sha(tools: list[ResolvedTool]) -> str:
+def _catalog_sha(pins: list[str]) -> str:
     import hashlib
 
-    return hashlib.sha256("".join(t.tool.sha256 for t in tools).encode()).hexdigest()
+    return hashlib.sha256("".join(pins).encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
