@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from quiver import __version__
 from quiver.config import Config
 from quiver.errors import ConfigError, Position
-from quiver.jsonout import pretty
+from quiver.jsonout import pretty_bytes
 from quiver.metatools import META_TOOLS
 from quiver.model import JSON, Location, Lock, sha256_json
 from quiver.policy import execution_policy
@@ -289,8 +289,9 @@ class CheckUnits:
         self._add("index.json", index, "index")
 
 
-def render_json(document: JSON) -> str:
-    return pretty(document)
+def render_json(document: JSON) -> bytes:
+    """A manifest, index or host export as the bytes compile writes."""
+    return pretty_bytes(document)
 
 
 def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[str, JSON]:

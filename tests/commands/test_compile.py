@@ -170,3 +170,17 @@ def test_a_tool_entry_of_a_kind_new_in_the_run_is_checked_and_a_bad_one_reported
         checks.manifest(a, manifest)
     with pytest.raises(RuntimeError, match=rf"{ids[-1]} \(tool `[^`]+`\): \$\.tools\[0\]\.load: 'sometimes'"):
         cmd._check_schema(list(checks.units.values()))
+
+
+def test_a_manifest_checked_out_with_crlf_line_ends_is_current_and_left_alone(demo: Path) -> None:
+    assert run(demo, "compile", "-q")[0] == 0
+    manifest = sorted((demo / "build" / "quiver").glob("*.json"))[0]
+    crlf = manifest.read_bytes().replace(b"\n", b"\r\n")
+    manifest.write_bytes(crlf)
+    code, _, err = run(demo, "compile", "--check")
+    assert code == 0, err
+    assert run(demo, "compile", "-q")[0] == 0
+    assert manifest.read_bytes() == crlf  # the same text: not rewritten
+    manifest.write_bytes(crlf.replace(b'"manifestVersion"', b'"manifestVersionX"'))
+    code, _, err = run(demo, "compile", "--check")
+    assert code == 1 and f"stale: build/quiver/{manifest.name}" in err

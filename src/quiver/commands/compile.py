@@ -36,7 +36,7 @@ CACHE_FILE = TOKEN_CACHE_FILE
 class CompileResult:
     project: Project
     resolved: tuple[ResolvedAgent, ...]
-    outputs: dict[str, str]  # project-relative path -> text
+    outputs: dict[str, bytes]  # project-relative path -> the UTF-8 bytes to write
     findings: tuple[Finding, ...]
     errors: tuple[QuiverError, ...]
 
@@ -63,7 +63,7 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     resolved = tuple(resolve_project(project))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
-    outputs: dict[str, str] = {}
+    outputs: dict[str, bytes] = {}
     manifests = {}
     policies: Policies = {}
     checks = CheckUnits()
@@ -136,9 +136,9 @@ def previous_outputs(root: Path, out_dir: str) -> set[str]:
 def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     """Outputs whose file differs from what compile would write now, or that it would remove."""
     stale = []
-    for rel, text in sorted(result.outputs.items()):
+    for rel, data in sorted(result.outputs.items()):
         path = root / rel
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or not _same_text(path, data):
             stale.append(rel)
     broken = _failed_ids(result)
     for rel in sorted(previous_outputs(root, out_dir) - set(result.outputs)):
@@ -147,7 +147,18 @@ def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     return stale
 
 
-def _other_host_export(rel: str, outputs: dict[str, str]) -> bool:
+def _same_text(path: Path, data: bytes) -> bool:
+    """Whether the file holds this text: the same bytes, or the same text once its line ends are read as
+    `\n` (a checkout with CRLF line ends is not stale)."""
+    raw = path.read_bytes()
+    if raw == data:
+        return True
+    if b"\r" not in raw:
+        return False
+    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n") == data.decode("utf-8")
+
+
+def _other_host_export(rel: str, outputs: dict[str, bytes]) -> bool:
     """A host export (`a.openai.json`) of an agent still compiled, for a host this run does not `--emit`:
     compile without `--emit openai` neither judges it nor removes it (only `--emit openai` rewrites it)."""
     name = rel.rsplit("/", 1)[-1]
@@ -173,11 +184,11 @@ def _output_agent(rel: str) -> str:
 def write(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     """Write every output atomically; remove manifests of agents that no longer exist. Returns removed paths."""
     old = previous_outputs(root, out_dir)
-    for rel, text in sorted(result.outputs.items()):
+    for rel, data in sorted(result.outputs.items()):
         path = root / rel
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
+        if path.is_file() and _same_text(path, data):
             continue
-        write_atomic(path, text)
+        write_atomic(path, data)
     failed_ids = _failed_ids(result)
     removed = []
     for rel in sorted(old - set(result.outputs)):
