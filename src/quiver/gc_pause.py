@@ -15,11 +15,17 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """No cyclic collection inside the block; the collector's state before it is restored after."""
+    """No cyclic collection inside the block; the collector's state before it is restored after.
+
+    What the block allocated is frozen (`gc.freeze`) before collection resumes: otherwise the first
+    collection after it walks every object of the block at once (0.07 s after a fleet compile, 0.17 s per
+    million containers). Frozen objects are still freed when nothing refers to them; only a reference cycle
+    among them waits for the process to end, which the one-shot commands using this do soon after."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
