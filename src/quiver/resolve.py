@@ -109,7 +109,7 @@ def resolve_agent(
     count = len(selector.selected)
     search = _tool_search(agent, count, config, visible, selector.selected)
     keys = sorted(selector.selected)
-    names = _names(keys, selector.shared)
+    names = _names(keys, catalogs)
     model_ok = config.tool_search != "never" and (
         not agent.models or model_supports_tool_search(agent.models[0], config.tool_search_models)
     )
@@ -143,10 +143,10 @@ def resolve_agent(
     )
 
 
-def _names(keys: list[tuple[str, str]], catalogs: Catalogs) -> Mapping[tuple[str, str], Mapping[str, str]]:
-    """The model-facing names of the selected pairs: plain when no two of the lock's pairs collide (decided
-    once per run), else assigned among the agent's own pairs."""
-    if catalogs.collision_free:
+def _names(keys: list[tuple[str, str]], catalogs: Catalogs | None) -> Mapping[tuple[str, str], Mapping[str, str]]:
+    """The model-facing names of the selected pairs: in a run over many agents, plain when no two of the
+    lock's pairs collide (decided once per run); else assigned among the agent's own pairs."""
+    if catalogs is not None and catalogs.collision_free:
         return {key: plain_names(*key) for key in keys}
     return assign_names(keys)
 
