@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,16 +43,20 @@ def corpus_copies(target: Path, count: int) -> bool:
     return True
 
 
-def cold(args: list[str], repeat: int, *, fresh: Path | None = None) -> float:
-    """Median wall time of a fresh process; with `fresh`, its `.quiver/cache` is removed before each run."""
-    times = []
+def cold(args: list[str], repeat: int, *, fresh: Path | None = None) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system: what a shared machine disturbs least) of a fresh
+    process; with `fresh`, its `.quiver/cache` is removed before each run."""
+    times, cpus = [], []
     for _ in range(repeat):
         if fresh is not None:
             shutil.rmtree(fresh / ".quiver" / "cache", ignore_errors=True)
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([sys.executable, *args], capture_output=True, check=False, env=ENV)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime)
+    return statistics.median(times), statistics.median(cpus)
 
 
 def main() -> None:
@@ -76,15 +81,20 @@ def main() -> None:
         cases.append(("1,000 agents, 10,000 tools", large))
         if corpus_copies(real, 1000):
             cases.append(("1,000 awesome-copilot agents (corpus)", real))
-        print(f"{'case':<56} {'median wall s':>14}")
-        print(f"{'python -c pass (interpreter start-up)':<56} {cold(['-c', 'pass'], args.repeat):14.3f}")
-        print(f"{'quiver --version':<56} {cold(['-m', 'quiver', '--version'], args.repeat):14.3f}")
+        print(f"{'case':<56} {'median wall s':>14} {'cpu s':>7}")
+        floors = {
+            "python -c pass (interpreter start-up)": ["-c", "pass"],
+            "quiver --version": ["-m", "quiver", "--version"],
+        }
+        for label, argv in floors.items():
+            wall, cpu = cold(argv, args.repeat)
+            print(f"{label:<56} {wall:14.3f} {cpu:7.3f}")
         for label, root in cases:
             repeat = args.repeat if root is demo else max(1, args.repeat // 2)
-            first = cold([*lint, str(root)], repeat, fresh=root)
-            warm = cold([*lint, str(root)], repeat)
-            print(f"{'quiver lint: ' + label + ', no cache':<56} {first:14.3f}")
-            print(f"{'quiver lint: ' + label + ', warm cache':<56} {warm:14.3f}")
+            first, first_cpu = cold([*lint, str(root)], repeat, fresh=root)
+            warm, warm_cpu = cold([*lint, str(root)], repeat)
+            print(f"{'quiver lint: ' + label + ', no cache':<56} {first:14.3f} {first_cpu:7.3f}")
+            print(f"{'quiver lint: ' + label + ', warm cache':<56} {warm:14.3f} {warm_cpu:7.3f}")
             if root is small:
                 t_small = first
             if root is large:

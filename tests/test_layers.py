@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.builtins",
         "quiver.metatools",
         "quiver.since",
+        "quiver.gc_pause",
     ),
     ("quiver.tokens",),
     ("quiver.sources", "quiver.config"),

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from quiver import __version__
 from quiver.config import Config
 from quiver.errors import ConfigError, Position
-from quiver.jsonout import pretty
+from quiver.jsonout import pretty_bytes
 from quiver.metatools import META_TOOLS
-from quiver.model import JSON, Location, Lock
+from quiver.model import JSON, Location, Lock, sha256_json
 from quiver.policy import execution_policy
 from quiver.resolve import ResolvedAgent, ResolvedTool
 from quiver.sources.token_cache import TokenCache
@@ -88,10 +88,11 @@ def server_index(resolved: ResolvedAgent) -> list[dict[str, JSON]]:
     ]
 
 
-def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
+def budget_of(resolved: ResolvedAgent, cache: TokenCache, index: list[dict[str, JSON]] | None = None) -> Budget:
+    """The agent's token budget; `index` is its `server_index` when the caller has it already."""
     pre = [tool_tokens(t, cache) for t in resolved.tools if t.load == "preloaded"]
     deferred = [tool_tokens(t, cache) for t in resolved.tools if t.load == "deferred"]
-    index = server_index(resolved)
+    index = server_index(resolved) if index is None else index
     return Budget(
         preloaded_tools=len(pre),
         deferred_tools=len(deferred),
@@ -134,7 +135,11 @@ def build_manifest(
 ) -> dict[str, JSON]:
     """One agent's manifest; `policies` shares the per-tool policies across the agents of a run."""
     agent = resolved.agent
-    budget = budget_of(resolved, cache)
+    index = server_index(resolved)
+    budget = budget_of(resolved, cache, index)
+    pins: dict[str, list[str]] = {}  # server -> its carried tools' pins, in tool order
+    for item in resolved.tools:
+        pins.setdefault(item.server, []).append(item.tool.sha256)
     servers = []
     for server in resolved.servers:
         transport: dict[str, JSON] = {"type": server.type or server.raw_type}
@@ -154,30 +159,33 @@ def build_manifest(
             "transport": transport,
             "timeout_ms": server.timeout_ms,
         }
-        catalog = [t for t in resolved.tools if t.server == server.name]
-        if catalog:
-            entry["catalog_sha256"] = _catalog_sha(catalog)
+        if server.name in pins:
+            entry["catalog_sha256"] = _catalog_sha(pins[server.name])
         servers.append(entry)
     tools = []
     memo = policies if policies is not None else {}
     timeouts = {s.name: s.timeout_ms for s in resolved.servers}
+    reasons: dict[int, dict[str, JSON]] = {}  # by id: the agent's tools share a few Decision objects
     for item in resolved.tools:
         definition = item.tool.definition
-        policy = memo.get((item.server, item.tool.sha256, timeouts[item.server]))
+        distinct = (item.server, item.tool.sha256, timeouts[item.server])
+        policy = memo.get(distinct)
         if policy is None:
-            policy = tool_policy(item, timeouts[item.server], config, lock)
-            memo[(item.server, item.tool.sha256, timeouts[item.server])] = policy
+            policy = memo[distinct] = tool_policy(item, timeouts[item.server], config, lock)
+        reason = reasons.get(id(item.decision))
+        if reason is None:
+            reason = reasons[id(item.decision)] = {
+                "code": item.decision.code,
+                "rule": item.decision.rule,
+                "source": loc(item.decision.source),
+                "text": item.decision.text,
+            }
         tools.append(
             {
                 "server": item.server,
                 "name": item.tool.name,
                 "load": item.load,
-                "reason": {
-                    "code": item.decision.code,
-                    "rule": item.decision.rule,
-                    "source": loc(item.decision.source),
-                    "text": item.decision.text,
-                },
+                "reason": reason,
                 "names": dict(item.names),
                 "named": item.named,
                 "side_effect": policy["side_effect"],
@@ -216,7 +224,7 @@ def build_manifest(
         "servers": servers,
         "tools": tools,
         "meta_tools": [str(t["name"]) for t in META_TOOLS] if budget.deferred_tools else [],
-        "server_index": server_index(resolved),
+        "server_index": index,
         "budget": budget.to_json(),
     }
     return manifest
@@ -236,14 +244,54 @@ def pin_reconcile(reconcile: JSON, server: str, tool: str, lock: Lock | None, co
     return {**reconcile, "tool_sha256": found.sha256}
 
 
-def _catalog_sha(tools: list[ResolvedTool]) -> str:
+def _catalog_sha(pins: list[str]) -> str:
     import hashlib
 
-    return hashlib.sha256("".join(t.tool.sha256 for t in tools).encode()).hexdigest()
+    return hashlib.sha256("".join(pins).encode()).hexdigest()
 
 
-def render_json(document: JSON) -> str:
-    return pretty(document)
+@dataclass(frozen=True, slots=True)
+class CheckUnit:
+    """One schema check of compile's output: `label` names it in a problem line."""
+
+    label: str
+    document: dict[str, JSON]
+    schema: str
+
+
+class CheckUnits:
+    """What a run checks against the schemas, by the sha256 of each unit's canonical JSON: every manifest
+    without its tools; one tool entry per (load, reason, side effect) kind in the run, inside the first
+    manifest (in agent order) that carries it; the index. Every tool entry comes from one code path, and a
+    unit's hash says whether these exact bytes were checked before. Manifests are added as they are built,
+    so a run keeps only their skeletons once they are rendered."""
+
+    def __init__(self) -> None:
+        self.units: dict[str, CheckUnit] = {}
+        self._kinds: set[tuple[str, str, str]] = set()
+
+    def _add(self, label: str, document: dict[str, JSON], schema: str) -> None:
+        self.units.setdefault(sha256_json(document), CheckUnit(label, document, schema))
+
+    def manifest(self, agent: str, manifest: dict[str, JSON]) -> dict[str, JSON]:
+        """Add a manifest's units; returns its skeleton (the manifest with no tools)."""
+        skeleton = {**manifest, "tools": []}
+        self._add(agent, skeleton, "manifest")
+        for tool in manifest["tools"]:
+            kind = (tool["load"], tool["reason"]["code"], tool["side_effect"])
+            if kind not in self._kinds:
+                self._kinds.add(kind)
+                label = f"{agent} (tool `{tool['server']}/{tool['name']}`)"
+                self._add(label, {**manifest, "tools": [tool]}, "manifest")
+        return skeleton
+
+    def index(self, index: dict[str, JSON]) -> None:
+        self._add("index.json", index, "index")
+
+
+def render_json(document: JSON) -> bytes:
+    """A manifest, index or host export as the bytes compile writes."""
+    return pretty_bytes(document)
 
 
 def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[str, JSON]:

@@ -13,9 +13,14 @@ from quiver.model import JSON
 
 
 def pretty(value: JSON) -> str:
+    return pretty_bytes(value).decode("utf-8")
+
+
+def pretty_bytes(value: JSON) -> bytes:
+    """`pretty` as the UTF-8 bytes a file holds: orjson's output as it is, not decoded and encoded again."""
     try:
         import orjson
 
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode("utf-8") + "\n"
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
     except (ImportError, TypeError):
-        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

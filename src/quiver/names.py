@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 HOSTS = ("api", "claude", "copilot_cli", "quiver")
 API_CAP = 64
@@ -53,9 +53,14 @@ _NAMERS = {
 }
 
 
-def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
-    """Names for every (server, tool) per host; collisions get a numeric suffix in sorted order."""
+def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Mapping[str, str]]:
+    """Names for every (server, tool) per host; collisions get a numeric suffix in sorted order.
+
+    Where no host has two equal names (the usual case), each pair's names are `plain_names`' mapping, shared
+    by every call that carries the pair. The mappings are never changed."""
     ordered = sorted(set(pairs))
+    if collision_free(ordered):
+        return {pair: plain_names(*pair) for pair in ordered}
     out: dict[tuple[str, str], dict[str, str]] = {pair: {} for pair in ordered}
     for host, (namer, cap) in _NAMERS.items():
         taken: set[str] = set()
@@ -69,7 +74,20 @@ def assign_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict
                 n += 1
             taken.add(name)
             out[pair][host] = name
-    return out
+    return dict(out)
+
+
+def collision_free(pairs: Collection[tuple[str, str]]) -> bool:
+    """Whether no two of these distinct pairs get the same name on any host: then every subset of them is
+    named by `plain_names` alone."""
+    plain = [plain_names(*pair) for pair in pairs]
+    return all(len({names[host] for names in plain}) == len(plain) for host in _NAMERS)
+
+
+@functools.lru_cache(maxsize=65_536)
+def plain_names(server: str, tool: str) -> Mapping[str, str]:
+    """Each host's name of the pair when nothing collides with it (one shared mapping per pair)."""
+    return {host: namer(server, tool) for host, (namer, _) in _NAMERS.items()}
 
 
 def truncated(server: str, tool: str) -> Mapping[str, bool]:

@@ -8,12 +8,14 @@ lint rules (lint/agt/tool_references.py, unverifiable_tool_references.py) report
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from quiver.builtins import alias_names, builtin_alias, is_toolset, is_vscode_set_tool, is_vscode_tool, known_names
 from quiver.model import Agent, Location, Lock, LockedTool, Server, ToolRef
+from quiver.names import collision_free
 from quiver.project import HOST_SERVERS, apply_overlay
 from quiver.suggest import closest, typo_of
 
@@ -78,11 +80,57 @@ def catalog_of(server: Server, lock: Lock | None) -> tuple[LockedTool, ...] | No
     return tuple(t for t in locked.tools if t.name in allowed)
 
 
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A server's catalog as an agent sees it (its allow-list applied), keyed for selection."""
+
+    keyed: tuple[tuple[tuple[str, str], LockedTool], ...]  # ((server, name), tool), the first of each name
+    by_name: Mapping[str, LockedTool]  # the first tool of each name
+
+
+class Catalogs:
+    """The lock's catalogs as the agents of one run see them: each server's cut of the lock (its allow-list),
+    built and keyed once per (server, allow-list) instead of once per agent."""
+
+    def __init__(self, lock: Lock | None) -> None:
+        self.lock = lock
+        self._tools: dict[tuple[str, tuple[str, ...] | None], tuple[LockedTool, ...] | None] = {}
+        self._cuts: dict[tuple[str, tuple[str, ...] | None], Cut] = {}
+
+    @functools.cached_property
+    def collision_free(self) -> bool:
+        """Whether the lock's (server, tool) pairs have no two equal names on any host. Every pair an agent
+        selects is one of them, so then each agent's names are the pairs' plain names."""
+        servers = self.lock.servers.values() if self.lock is not None else ()
+        return collision_free({(t.server, t.name) for s in servers for t in s.tools})
+
+    def of(self, server: Server) -> tuple[LockedTool, ...] | None:
+        key = (server.name, server.tools)
+        if key not in self._tools:
+            self._tools[key] = catalog_of(server, self.lock)
+        return self._tools[key]
+
+    def cut(self, server: Server) -> Cut:
+        key = (server.name, server.tools)
+        found = self._cuts.get(key)
+        if found is None:
+            first: dict[tuple[str, str], LockedTool] = {}
+            by_name: dict[str, LockedTool] = {}
+            for tool in self.of(server) or ():
+                first.setdefault((tool.server, tool.name), tool)
+                by_name.setdefault(tool.name, tool)
+            found = self._cuts[key] = Cut(tuple(first.items()), by_name)
+        return found
+
+
 class Selector:
-    def __init__(self, agent: Agent, visible: Mapping[str, Server], lock: Lock | None) -> None:
+    def __init__(
+        self, agent: Agent, visible: Mapping[str, Server], lock: Lock | None, catalogs: Catalogs | None = None
+    ) -> None:
         self.agent = agent
         self.visible = visible
-        self.catalogs = {name: catalog_of(server, lock) for name, server in visible.items()}
+        self.shared = catalogs if catalogs is not None else Catalogs(lock)
+        self.catalogs = {name: self.shared.of(server) for name, server in visible.items()}
         self.selected: dict[tuple[str, str], tuple[LockedTool, Location, bool]] = {}
         self.builtins: dict[str, ResolvedBuiltin] = {}
         self.unknown_catalogs: set[str] = set()
@@ -98,12 +146,13 @@ class Selector:
             self.selected[key] = (tool, via, named)
 
     def add_server(self, name: str, via: Location) -> None:
-        catalog = self.catalogs[name]
-        if catalog is None:
+        if self.catalogs[name] is None:
             self.unknown_catalogs.add(name)
             return
-        for tool in catalog:
-            self.add(tool, via, named=False)
+        # What `add(tool, via, named=False)` per tool does: a tool selected already keeps its entry.
+        fresh = {key: (tool, via, False) for key, tool in self.shared.cut(self.visible[name]).keyed}
+        fresh.update(self.selected)
+        self.selected = fresh
 
     def builtin(self, ref: ToolRef, canonical: str, kind: str) -> None:
         self.builtins.setdefault(canonical, ResolvedBuiltin(ref.text, canonical, kind, ref.location))
@@ -151,10 +200,10 @@ class Selector:
                     self.unknown_named.append(ref.text)
                 self.add_server(prefix, ref.location)
                 return
-            for tool in catalog:
-                if tool.name == rest:
-                    self.add(tool, ref.location, named=True)
-                    return
+            found = self.shared.cut(self.visible[prefix]).by_name.get(rest)
+            if found is not None:
+                self.add(found, ref.location, named=True)
+                return
             claude = ref.text.startswith(CLAUDE_MCP_PREFIX)  # suggest in the form the author wrote
             tools = tuple(f"mcp__{prefix}__{t.name}" if claude else f"{prefix}/{t.name}" for t in catalog)
             self.unresolved.append(Unresolved("unknown-tool", ref, server=prefix, candidates=tools))

@@ -117,29 +117,70 @@ def test_the_committed_demo_manifests_are_up_to_date() -> None:
     assert code == 0, f"run `quiver compile -C examples/demo` and commit:\n{err}"
 
 
-def test_a_repeat_compile_checks_only_manifests_whose_text_is_new(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_repeat_compile_checks_only_output_units_with_new_json(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from quiver import __version__
     from quiver.commands import compile as cmd
-    from quiver.sources.validated import VALIDATED_FILE, read_validated, text_sha
+    from quiver.compile import CheckUnit, CheckUnits
+    from quiver.sources.validated import VALIDATED_FILE, read_validated
     from quiver.validation import schemas_sha
 
     monkeypatch.delenv("QUIVER_NO_CACHE", raising=False)
     checked: list[list[str]] = []
     real = cmd._check_schema
 
-    def spy(manifests: dict[str, dict[str, object]], index: dict[str, object]) -> None:
-        checked.append(sorted(manifests))
-        real(manifests, index)  # type: ignore[arg-type]
+    def spy(units: list[CheckUnit]) -> None:
+        checked.append([u.label for u in units])
+        real(units)
 
     monkeypatch.setattr(cmd, "_check_schema", spy)
     first = cmd.build(demo)
-    ids = sorted(r.agent.id for r in first.resolved)
+    ids = [r.agent.id for r in first.resolved]
+    out = first.project.config.out
+    checks = CheckUnits()
+    for a in ids:
+        checks.manifest(a, json.loads(first.outputs[f"{out}/{a}.json"]))
+    checks.index(json.loads(first.outputs[f"{out}/index.json"]))
+    units = checks.units
+    assert [u.label for u in units.values()] == checked[0]
+    assert {*ids, "index.json"} <= set(checked[0]) and any("(tool `" in label for label in checked[0])
     key = f"{__version__}:{schemas_sha()}"
-    texts = {text_sha(t) for rel, t in first.outputs.items() if not rel.endswith("index.json")}
-    assert read_validated(demo / VALIDATED_FILE, key) == texts
+    assert read_validated(demo / VALIDATED_FILE, key) == set(units)
     assert read_validated(demo / VALIDATED_FILE, "another quiver") == set()  # another version checks all again
-    cmd.build(demo)
-    agent = next(demo.glob(".github/agents/*.md"))
+    cmd.build(demo)  # nothing new: nothing checked
+    assert len(checked) == 1
+    agent = sorted(demo.glob(".github/agents/*.md"))[-1]
     agent.write_text(agent.read_text(encoding="utf-8").replace("description:", "description: Changed.", 1))
-    cmd.build(demo)
-    assert checked[0] == ids and checked[1] == [] and len(checked[2]) == 1
+    cmd.build(demo)  # only that agent's units are new (the index does not carry descriptions)
+    changed = agent.name.removesuffix(".agent.md")
+    assert checked[1][0] == changed and all(label.startswith(changed) for label in checked[1])
+
+
+def test_a_tool_entry_of_a_kind_new_in_the_run_is_checked_and_a_bad_one_reported(demo: Path) -> None:
+    from quiver.commands import compile as cmd
+    from quiver.compile import CheckUnits
+
+    result = cmd.build(demo)
+    out = result.project.config.out
+    ids = [r.agent.id for r in result.resolved]
+    manifests = {a: json.loads(result.outputs[f"{out}/{a}.json"]) for a in ids}
+    last = manifests[ids[-1]]
+    last["tools"][-1]["load"] = "sometimes"  # a kind no other entry has: sampled, and it breaks the enum
+    checks = CheckUnits()
+    for a, manifest in manifests.items():
+        checks.manifest(a, manifest)
+    with pytest.raises(RuntimeError, match=rf"{ids[-1]} \(tool `[^`]+`\): \$\.tools\[0\]\.load: 'sometimes'"):
+        cmd._check_schema(list(checks.units.values()))
+
+
+def test_a_manifest_checked_out_with_crlf_line_ends_is_current_and_left_alone(demo: Path) -> None:
+    assert run(demo, "compile", "-q")[0] == 0
+    manifest = sorted((demo / "build" / "quiver").glob("*.json"))[0]
+    crlf = manifest.read_bytes().replace(b"\n", b"\r\n")
+    manifest.write_bytes(crlf)
+    code, _, err = run(demo, "compile", "--check")
+    assert code == 0, err
+    assert run(demo, "compile", "-q")[0] == 0
+    assert manifest.read_bytes() == crlf  # the same text: not rewritten
+    manifest.write_bytes(crlf.replace(b'"manifestVersion"', b'"manifestVersionX"'))
+    code, _, err = run(demo, "compile", "--check")
+    assert code == 1 and f"stale: build/quiver/{manifest.name}" in err

@@ -8,22 +8,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quiver.compile import Policies, build_index, build_manifest, render_json
+from quiver.compile import CheckUnit, CheckUnits, Policies, build_index, build_manifest, render_json
 from quiver.errors import QuiverError
 from quiver.findings.order import sort_findings
+from quiver.gc_pause import gc_paused
 from quiver.host_exports import emit
 from quiver.lint.agt.tool_references import reference_findings
 from quiver.lint.agt.unverifiable_tool_references import unverified_findings
 from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
 from quiver.lint.mcp.unserved_tool_entries import unserved_findings
-from quiver.model import JSON, Finding
+from quiver.model import Finding
 from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
 from quiver.sources.files import write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
-from quiver.sources.validated import VALIDATED_FILE, read_validated, text_sha, write_validated
+from quiver.sources.validated import VALIDATED_FILE, read_validated, write_validated
 
 if TYPE_CHECKING:
     from quiver.commands._progress import Progress
@@ -35,7 +36,7 @@ CACHE_FILE = TOKEN_CACHE_FILE
 class CompileResult:
     project: Project
     resolved: tuple[ResolvedAgent, ...]
-    outputs: dict[str, str]  # project-relative path -> text
+    outputs: dict[str, bytes]  # project-relative path -> the UTF-8 bytes to write
     findings: tuple[Finding, ...]
     errors: tuple[QuiverError, ...]
 
@@ -47,7 +48,7 @@ def build(
     `progress`, a progress line on a terminal)."""
     from quiver.commands._progress import Progress
 
-    with Progress("compiling agents", enabled=progress) as shown:
+    with Progress("compiling agents", enabled=progress) as shown, gc_paused():
         return _build(root, out, emit_hosts, shown)
 
 
@@ -62,19 +63,20 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     resolved = tuple(resolve_project(project))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
-    outputs: dict[str, str] = {}
+    outputs: dict[str, bytes] = {}
     manifests = {}
     policies: Policies = {}
-    texts = {}
+    checks = CheckUnits()
     for item in resolved:
         progress.advance()
         manifest = build_manifest(item, project.config, cache, project.lock, policies)
-        manifests[item.agent.id] = manifest
-        texts[item.agent.id] = outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
+        outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:
             outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host, cache))
+        manifests[item.agent.id] = checks.manifest(item.agent.id, manifest)  # the tools are rendered: let go
     index = build_index(manifests, out_dir)
-    _check_new(root, manifests, texts, index)
+    checks.index(index)
+    _check_new(root, checks.units)
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
@@ -85,39 +87,29 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     return CompileResult(project, resolved, outputs, tuple(sort_findings(findings)), project.errors)
 
 
-def _check_new(
-    root: Path, manifests: dict[str, dict[str, JSON]], texts: dict[str, str], index: dict[str, JSON]
-) -> None:
-    """`_check_schema` for the manifests whose exact text was not checked before by this quiver and these
-    schemas (`.quiver/cache/validated.json`); the index is always checked."""
+def _check_new(root: Path, units: dict[str, CheckUnit]) -> None:
+    """`_check_schema` for the units (`CheckUnits`) whose exact JSON was not checked before by this quiver and
+    these schemas (`.quiver/cache/validated.json`). When none is new, jsonschema is not even imported."""
     from quiver import __version__
     from quiver.validation import schemas_sha
 
     key = f"{__version__}:{schemas_sha()}"
     path = root / VALIDATED_FILE
     done = read_validated(path, key)
-    shas = {agent: text_sha(text) for agent, text in texts.items()}
-    _check_schema({a: m for a, m in manifests.items() if shas[a] not in done}, index)
-    if set(shas.values()) - done:
-        write_validated(path, key, shas.values())
+    new = [unit for sha, unit in units.items() if sha not in done]
+    if new:
+        _check_schema(new)
+        write_validated(path, key, units)
 
 
-def _check_schema(manifests: dict[str, dict[str, JSON]], index: dict[str, JSON]) -> None:
-    """quiver validates what it writes: a manifest that breaks its schema is a bug (exit 3), not output.
+def _check_schema(units: Sequence[CheckUnit]) -> None:
+    """quiver validates what it writes: output that breaks its schema is a bug (exit 3), not output.
 
-    Every tool entry comes from the same code path, so each manifest is checked with one tool per
-    (load, reason, side effect) kind: full validation of 1,000 large manifests took 40 s, this takes 1.
+    Full validation of 1,000 large manifests took 40 s; a manifest without its tools takes about 0.4 ms.
     """
     from quiver.validation import validate
 
-    def sample(m: dict[str, JSON]) -> dict[str, JSON]:
-        kinds: dict[tuple[str, str, str], JSON] = {}
-        for t in m["tools"]:
-            kinds.setdefault((t["load"], t["reason"]["code"], t["side_effect"]), t)
-        return {**m, "tools": list(kinds.values())}
-
-    problems = [f"{agent}: {p}" for agent, m in manifests.items() for p in validate(sample(m), "manifest")]
-    problems += [f"index.json: {p}" for p in validate(index, "index")]
+    problems = [f"{unit.label}: {p}" for unit in units for p in validate(unit.document, unit.schema)]
     if problems:
         raise RuntimeError("compiled output breaks its schema:\n" + "\n".join(problems[:20]))
 
@@ -144,9 +136,9 @@ def previous_outputs(root: Path, out_dir: str) -> set[str]:
 def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     """Outputs whose file differs from what compile would write now, or that it would remove."""
     stale = []
-    for rel, text in sorted(result.outputs.items()):
+    for rel, data in sorted(result.outputs.items()):
         path = root / rel
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or not _same_text(path, data):
             stale.append(rel)
     broken = _failed_ids(result)
     for rel in sorted(previous_outputs(root, out_dir) - set(result.outputs)):
@@ -155,7 +147,18 @@ def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     return stale
 
 
-def _other_host_export(rel: str, outputs: dict[str, str]) -> bool:
+def _same_text(path: Path, data: bytes) -> bool:
+    """Whether the file holds this text: the same bytes, or the same text once its line ends are read as
+    `\n` (a checkout with CRLF line ends is not stale)."""
+    raw = path.read_bytes()
+    if raw == data:
+        return True
+    if b"\r" not in raw:
+        return False
+    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n") == data.decode("utf-8")
+
+
+def _other_host_export(rel: str, outputs: dict[str, bytes]) -> bool:
     """A host export (`a.openai.json`) of an agent still compiled, for a host this run does not `--emit`:
     compile without `--emit openai` neither judges it nor removes it (only `--emit openai` rewrites it)."""
     name = rel.rsplit("/", 1)[-1]
@@ -181,11 +184,11 @@ def _output_agent(rel: str) -> str:
 def write(root: Path, result: CompileResult, out_dir: str) -> list[str]:
     """Write every output atomically; remove manifests of agents that no longer exist. Returns removed paths."""
     old = previous_outputs(root, out_dir)
-    for rel, text in sorted(result.outputs.items()):
+    for rel, data in sorted(result.outputs.items()):
         path = root / rel
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
+        if path.is_file() and _same_text(path, data):
             continue
-        write_atomic(path, text)
+        write_atomic(path, data)
     failed_ids = _failed_ids(result)
     removed = []
     for rel in sorted(old - set(result.outputs)):

@@ -12,6 +12,7 @@ from quiver.findings.catalog import resolve_id
 from quiver.findings.order import sort_findings
 from quiver.findings.select import per_file_ignored, selected_codes
 from quiver.findings.severity import apply_severity
+from quiver.gc_pause import gc_paused
 from quiver.lint.engine import LintContext
 from quiver.lint.parallel import run_checks
 from quiver.lint.qvr.unused_suppression import UNUSED_SUPPRESSION
@@ -73,6 +74,13 @@ def run(
     ignore: Sequence[str] = (),
     baseline: Path | None = None,
     paths: Sequence[str] = (),
+) -> LintOutcome:
+    with gc_paused():  # a fleet's resolutions and findings live until the report: collecting frees nothing
+        return _run(root, select, ignore, baseline, paths)
+
+
+def _run(
+    root: Path, select: Sequence[str], ignore: Sequence[str], baseline: Path | None, paths: Sequence[str]
 ) -> LintOutcome:
     project = load_project(root, collect=True)
     ctx = LintContext(project, tuple(resolve_project(project)))

@@ -41,7 +41,7 @@ def read_text(path: Path, shown: str | None = None, *, limit: int = MAX_BYTES) -
     return text.replace("\r\n", "\n")
 
 
-def write_atomic(path: Path, content: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Write `content` to `path` through a temp file and rename: readers never see half a file. A path that
     cannot be written (its folder is a file, no permission, disk full) is the user's `UsageError`, exit 2."""
     try:
@@ -52,14 +52,19 @@ def write_atomic(path: Path, content: str) -> None:
         raise UsageError(f"cannot write {path}: {reason}", hint="choose a path in a folder you can write to") from None
 
 
-def _write_atomic(path: Path, content: str) -> None:
+def _write_atomic(path: Path, content: str | bytes) -> None:
+    """Text is written as UTF-8 with `\n` line ends; bytes as they are."""
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile  # here: with shutil and random it costs 3 ms of every start-up
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(content)
+        if isinstance(content, bytes):
+            with os.fdopen(fd, "wb") as binary:
+                binary.write(content)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(content)
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
         os.chmod(tmp, mode)
         os.replace(tmp, path)

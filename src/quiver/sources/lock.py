@@ -131,11 +131,16 @@ def _line_index(text: str) -> dict[tuple[str, str | None], int]:
         number += text.count("\n", last, match.start())
         last = match.start()
         if match.group(1) is not None:
-            server = json.loads(f'"{match.group(1)}"')
+            server = _unquoted(match.group(1))
             out[(server, None)] = number
         elif server is not None:
-            out.setdefault((server, json.loads(f'"{match.group(2)}"')), number)
+            out.setdefault((server, _unquoted(match.group(2))), number)
     return out
+
+
+def _unquoted(body: str) -> str:
+    """A JSON string literal's text (without its quotes) as the string it means; most have no escape."""
+    return json.loads(f'"{body}"') if "\\" in body else body
 
 
 def render_lock(

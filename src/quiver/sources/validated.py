@@ -1,15 +1,15 @@
-"""The validated-outputs cache (`.quiver/cache/validated.json`): sha256 of each compiled manifest text that
-quiver already checked against its schema, so a repeat `quiver compile` skips checking the same bytes again.
+"""The validated-outputs cache (`.quiver/cache/validated.json`): the sha256 of each unit of compiled output
+(`quiver.compile.CheckUnits`: a manifest without its tools, a sampled tool entry, the index) that quiver
+already checked against its schema, so a repeat `quiver compile` skips checking the same JSON again.
 
 Keyed by quiver's version and the sha256 of the schemas used, so a changed schema or quiver checks everything
-again. Only identical text is skipped: what is written is never checked less. Its one reader and writer;
-git-ignored; `QUIVER_NO_CACHE=1` stops writing it.
+again. Only identical JSON is skipped. Its one reader and writer; git-ignored; `QUIVER_NO_CACHE=1` stops
+writing it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterable
@@ -20,23 +20,19 @@ from quiver.sources.files import write_cache
 VALIDATED_FILE = ".quiver/cache/validated.json"
 
 
-def text_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def read_validated(path: Path, key: str) -> set[str]:
-    """The text hashes checked under `key` (quiver version and schema hashes); empty when absent or other."""
+    """The unit hashes checked under `key` (quiver version and schema hashes); empty when absent or other."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return set()
-    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("texts"), list):
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("units"), list):
         return set()
-    return {t for t in data["texts"] if isinstance(t, str)}
+    return {t for t in data["units"] if isinstance(t, str)}
 
 
-def write_validated(path: Path, key: str, texts: Iterable[str]) -> None:
+def write_validated(path: Path, key: str, units: Iterable[str]) -> None:
     if os.environ.get("QUIVER_NO_CACHE"):
         return
     with contextlib.suppress(OSError):  # a cache: the next run checks again
-        write_cache(path, json.dumps({"key": key, "texts": sorted(set(texts))}, separators=(",", ":")) + "\n")
+        write_cache(path, json.dumps({"key": key, "units": sorted(set(units))}, separators=(",", ":")) + "\n")

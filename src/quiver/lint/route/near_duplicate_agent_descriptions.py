@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from quiver._search._scope import purpose_vectors
@@ -30,8 +31,9 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
     docs = [SearchDoc(a.id, "", a.description or "") for a in agents]
     index = SimilarityIndex(docs, purposes=purpose_vectors(ctx.project, docs))
     pairs = candidate_pairs(index, AGENT_NEAR_DUPLICATE)
-    for pair, overlap in word_overlaps([term_set(a.description or "") for a in agents]).items():
-        if round(overlap, 2) >= WORD_OVERLAP_NEAR_DUPLICATE and overlap > pairs.get(pair, 0.0):
+    overlaps = word_overlaps([term_set(a.description or "") for a in agents], WORD_OVERLAP_NEAR_DUPLICATE)
+    for pair, overlap in overlaps.items():
+        if overlap > pairs.get(pair, 0.0):
             pairs[pair] = overlap
     for (i, j), raw in sorted(pairs.items()):
         a, b = agents[i], agents[j]
@@ -51,33 +53,63 @@ check = cached_check("route-agents", _check)
 _SHORT_FORM = 4  # a word of 4+ letters that starts another stands for it: repo/repository, docs/documentation
 
 
-def _same(a: str, b: str) -> bool:
-    short, long = (a, b) if len(a) <= len(b) else (b, a)
-    return short == long or (len(short) >= _SHORT_FORM and long.startswith(short))
+def _relatives(vocabulary: set[str]) -> dict[str, frozenset[str]]:
+    """word -> the other words of `vocabulary` it is a short form of, or that are a short form of it."""
+    ordered = sorted(vocabulary)
+    related: dict[str, set[str]] = {}
+    for word in ordered:
+        if len(word) < _SHORT_FORM:
+            continue
+        # The words `word` starts are the ones after it in sorted order, up to the first that does not.
+        at = bisect.bisect_right(ordered, word)
+        while at < len(ordered) and ordered[at].startswith(word):
+            related.setdefault(word, set()).add(ordered[at])
+            related.setdefault(ordered[at], set()).add(word)
+            at += 1
+    return {word: frozenset(others) for word, others in related.items()}
 
 
-def word_overlaps(sets: list[frozenset[str]]) -> dict[tuple[int, int], float]:
+def word_overlaps(sets: list[frozenset[str]], floor: float = 0.0) -> dict[tuple[int, int], float]:
     """(i, j) -> Dice overlap of two descriptions' content words, a short form counting as the word it
-    starts. Needs no corpus statistics, so it holds on a repository of three agents, where IDF does not.
-    Only pairs sharing at least half of the smaller set's words exactly are compared (an inverted index)."""
+    starts, for the pairs at `floor` or more (compared as the message shows it, to two decimals). Needs no
+    corpus statistics, so it holds on a repository of three agents, where IDF does not. Only pairs sharing
+    at least half of the smaller set's words exactly are compared (an inverted index).
+
+    Each distinct set is compared once (a fleet repeats descriptions): two agents with the same nonempty
+    set overlap 1.0."""
+    groups: dict[frozenset[str], list[int]] = {}
+    for i, words in enumerate(sets):
+        if words:
+            groups.setdefault(words, []).append(i)
+    distinct = list(groups)
+    related = _relatives({w for words in distinct for w in words})
     holders: dict[str, list[int]] = {}
-    for i, words in enumerate(sets):
+    for d, words in enumerate(distinct):
         for word in words:
-            holders.setdefault(word, []).append(i)
+            holders.setdefault(word, []).append(d)
     out: dict[tuple[int, int], float] = {}
-    for i, words in enumerate(sets):
+    for members in groups.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                out[(i, j)] = 1.0
+    for d, words in enumerate(distinct):
         shared: dict[int, int] = {}
         for word in words:
-            for j in holders[word]:
-                if j > i:
-                    shared[j] = shared.get(j, 0) + 1
-        for j, exact in shared.items():
-            other = sets[j]
+            for e in holders[word]:
+                if e > d:
+                    shared[e] = shared.get(e, 0) + 1
+        for e, exact in shared.items():
+            other = distinct[e]
             if 2 * exact < min(len(words), len(other)):
                 continue
-            mine = sum(1 for w in words if any(_same(w, o) for o in other))
-            theirs = sum(1 for o in other if any(_same(o, w) for w in words))
-            out[(i, j)] = (mine + theirs) / (len(words) + len(other))
+            mine = exact + sum(1 for w in words - other if w in related and not related[w].isdisjoint(other))
+            theirs = exact + sum(1 for o in other - words if o in related and not related[o].isdisjoint(words))
+            overlap = (mine + theirs) / (len(words) + len(other))
+            if round(overlap, 2) < floor:
+                continue
+            for i in groups[words]:
+                for j in groups[other]:
+                    out[(i, j) if i < j else (j, i)] = overlap
     return out
 
 

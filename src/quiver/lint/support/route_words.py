@@ -7,6 +7,7 @@ tools use, and whether two tool names mean the same thing (`search_issues` and `
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -67,6 +68,7 @@ def canonical(term: str) -> str:
     return _SYNONYM_STEMS.get(term, term)
 
 
+@functools.lru_cache(maxsize=65_536)  # pure; a fleet's descriptions and names repeat their words
 def stem(word: str) -> str:
     """Plural, -ion, -ing, -ed and a final e off: `repositories` ~ `repository`, `creating` ~ `creation` ~ `create`."""
     if len(word) <= 3 or not word.isalpha():
@@ -98,13 +100,20 @@ ACTIONS = frozenset(_SYNONYM_STEMS.values())  # the action words' stems, synonym
 
 def terms(text: str) -> Iterator[tuple[str, str]]:
     """(stem, word as written) for each content word of `text`, in order; generic words and digits left out."""
+    yield from _terms(text)
+
+
+@functools.lru_cache(maxsize=16_384)  # the texts of a run recur: one description is compared with many
+def _terms(text: str) -> tuple[tuple[str, str], ...]:
+    out = []
     for match in _TEXT_WORD.finditer(text):
         word = match.group().lower()
         if len(word) < 2 or word.isdigit() or word in GENERIC:
             continue
         term = stem(word)
         if term not in GENERIC:
-            yield term, word
+            out.append((term, word))
+    return tuple(out)
 
 
 def name_terms(name: str) -> Iterator[tuple[str, str]]:
@@ -120,8 +129,9 @@ def spaced(term: str) -> bool:
     return term.isascii() or re.search(_UNSPACED, term) is None
 
 
+@functools.lru_cache(maxsize=16_384)
 def term_set(text: str) -> frozenset[str]:
-    return frozenset(t for t, _ in terms(text))
+    return frozenset(t for t, _ in _terms(text))
 
 
 def only_in(text: str, other: frozenset[str], limit: int = 4) -> list[str]:
@@ -141,8 +151,7 @@ def only_in(text: str, other: frozenset[str], limit: int = 4) -> list[str]:
 def difference(name_a: str, text_a: str, name_b: str, text_b: str) -> str:
     """A hint clause naming what each text says that the other does not, e.g.
     "`git_create_branch` alone says `optional`, `base`; `create_branch` alone says `github`, `repository`"."""
-    own_a, own_b = term_set(text_a), term_set(text_b)
-    extra_a, extra_b = only_in(text_a, own_b), only_in(text_b, own_a)
+    extra_a, extra_b = _extras(text_a, text_b)
     if not extra_a and not extra_b:
         return "the two descriptions use the same words"
     parts = []
@@ -152,6 +161,11 @@ def difference(name_a: str, text_a: str, name_b: str, text_b: str) -> str:
         else:
             parts.append(f"`{name}` says nothing the other does not")
     return "; ".join(parts)
+
+
+@functools.lru_cache(maxsize=16_384)  # a fleet's clones repeat the same pair of texts under other names
+def _extras(text_a: str, text_b: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return tuple(only_in(text_a, term_set(text_b))), tuple(only_in(text_b, term_set(text_a)))
 
 
 def name_words(name: str, drop: frozenset[str] = frozenset()) -> list[str]:

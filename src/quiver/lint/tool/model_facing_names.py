@@ -32,9 +32,10 @@ def hosts_for(agent: Agent) -> tuple[str, ...]:
     return ("claude" if agent.kind == "claude" else "copilot_cli", "quiver", "api")
 
 
-def _cut(host: str, tool: ResolvedTool) -> int:
-    """The cap a host cut this name at, or 0."""
-    return _cut_name(host, tool.server, tool.tool.name)
+@functools.lru_cache(maxsize=65_536)
+def _caps(server: str, name: str) -> Mapping[str, int]:
+    """host -> the cap it cuts this pair's name at, for the hosts that cut it (usually none)."""
+    return {host: cap for host in _NAMERS if (cap := _cut_name(host, server, name))}
 
 
 @functools.cache
@@ -54,9 +55,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     cuts: dict[tuple[str, str], tuple[ResolvedTool, dict[str, str]]] = {}
     for resolved in ctx.resolved:
         hosts = hosts_for(resolved.agent)
-        for host in hosts:
+        # A tool named by its pair's plain names was renamed on no host (resolve shares that one mapping).
+        renamed = [t for t in resolved.tools if t.names is not names.plain_names(t.server, t.tool.name)]
+        for host in hosts if renamed else ():
             by_name = {t.names.get(host): t for t in resolved.tools}
-            for item in resolved.tools:
+            for item in renamed:
                 natural = _NAMERS[host](item.server, item.tool.name)
                 actual = item.names.get(host, natural)
                 if actual == natural:
@@ -67,8 +70,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 collisions.setdefault(key, []).append(resolved.agent.id)
                 collided[key] = (item, natural, actual)
         for item in resolved.tools:
-            for host in hosts:
-                cap = _cut(host, item)
+            caps = _caps(item.server, item.tool.name)
+            for host in hosts if caps else ():
+                cap = caps.get(host, 0)
                 if cap:
                     entry = cuts.setdefault((item.server, item.tool.name), (item, {}))
                     entry[1][host] = f"{HOST_LABELS[host]} ({cap}: `{item.names.get(host, '')}`)"
