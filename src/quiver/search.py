@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quiver._search import _embed_id, _intent, _rank, _text
+from quiver._search._doc import SearchDoc
 from quiver._search._query import Concept, QueryOptions, analyze
-from quiver._search._similar import Blocker
+from quiver._search._similar import Blocker, SimilarityIndex
 from quiver._search._vectors import Vector, VectorCache
 
 if TYPE_CHECKING:
@@ -51,19 +52,6 @@ __all__ = [
 FIELDS = ("name", "description", "params", "server", "examples")
 JSON = Any  # the JSON boundary: MCP Tool objects as parsed
 ADJUST_SPREAD = 10  # intent and name adjustments are in units of (best score - the 10th best)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchDoc:
-    """One tool as the index sees it."""
-
-    server: str
-    tool: str
-    description: str = ""
-    params: tuple[tuple[str, str], ...] = ()  # (parameter name, parameter description)
-    server_description: str = ""
-    examples: tuple[str, ...] = ()  # requests the user wrote for this tool (config `examples`)
-    required_numbers: int = 0  # required parameters typed number or integer (coordinates, ids, counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,23 +287,6 @@ class SearchIndex:
         if self._blocker is None:
             names = [frozenset(f[0]) for f in self._fields]
             self._blocker = Blocker(names, [frozenset(f[1]) for f in self._fields], self._purposes)
-        return self._blocker.similar(doc_index, limit)
-
-
-class SimilarityIndex:
-    """Near-duplicate candidates alone (`similar`, as `SearchIndex.similar` gives them), without the ranking
-    postings a `SearchIndex` builds: what the pair rules read."""
-
-    __slots__ = ("_blocker", "docs")
-
-    def __init__(self, docs: Iterable[SearchDoc], purposes: Sequence[Sequence[float] | None] | None = None) -> None:
-        self.docs = tuple(docs)
-        if purposes is not None and len(purposes) != len(self.docs):
-            raise ValueError(f"purpose vectors for {len(purposes)} docs, {len(self.docs)} docs")
-        names = [frozenset(_text.name_terms(d.tool)) for d in self.docs]
-        self._blocker = Blocker(names, [frozenset(_text.terms(d.description)) for d in self.docs], purposes)
-
-    def similar(self, doc_index: int, limit: int = 5) -> list[tuple[int, float]]:
         return self._blocker.similar(doc_index, limit)
 
 

@@ -24,9 +24,13 @@ import heapq
 import math
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from quiver._search import _text
+
+if TYPE_CHECKING:
+    from quiver._search._doc import SearchDoc
 
 CAP = 64  # longest posting list read while blocking
 KEYS = 8  # description terms of a tool (a fixed pseudo-random sample) used to find its candidates
@@ -192,3 +196,20 @@ class Blocker:
                 scored.append((-similarity, j))
         scored.sort()
         return [(j, round(-s, 6)) for s, j in scored[:limit]]
+
+
+class SimilarityIndex:
+    """Near-duplicate candidates alone (`similar`, as `SearchIndex.similar` gives them), without the ranking
+    postings a `SearchIndex` builds: what the pair rules read."""
+
+    __slots__ = ("_blocker", "docs")
+
+    def __init__(self, docs: Iterable[SearchDoc], purposes: Sequence[Sequence[float] | None] | None = None) -> None:
+        self.docs = tuple(docs)
+        if purposes is not None and len(purposes) != len(self.docs):
+            raise ValueError(f"purpose vectors for {len(purposes)} docs, {len(self.docs)} docs")
+        names = [frozenset(_text.name_terms(d.tool)) for d in self.docs]
+        self._blocker = Blocker(names, [frozenset(_text.terms(d.description)) for d in self.docs], purposes)
+
+    def similar(self, doc_index: int, limit: int = 5) -> list[tuple[int, float]]:
+        return self._blocker.similar(doc_index, limit)

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
-from quiver.lint.support import secrets
 from quiver.lint.support.locate import Sources
 from quiver.lint.support.mcp_entries import entries
 from quiver.lint.support.server_values import ServerValues, string_values
@@ -15,6 +14,8 @@ from quiver.model import Finding
 
 
 def _literal_secrets(v: ServerValues) -> Iterator[Finding]:
+    from quiver.lint.support import secrets  # its token patterns compile on import: only with a server to check
+
     previous = ""
     for field, key, value in string_values(v.entry.server):
         name = "TOKEN"

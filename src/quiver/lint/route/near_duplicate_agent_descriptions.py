@@ -5,14 +5,14 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from quiver._search._scope import purpose_vectors
+from quiver._search._doc import SearchDoc
+from quiver._search._similar import SimilarityIndex
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.route.tool_pairs import candidate_pairs
 from quiver.lint.support.cache import cached_check
 from quiver.lint.support.route_words import difference, term_set
 from quiver.model import Finding
-from quiver.search import SearchDoc, SimilarityIndex
 
 AGENT_NEAR_DUPLICATE = 0.80  # similarity of two descriptions from which hosts cannot choose between the agents
 # The plain word overlap is stricter (it has no IDF to discount shared boilerplate): at most about one
@@ -29,7 +29,12 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
         return
     # No name: the blocker pairs agents by description terms alone, and by the embedding of the description.
     docs = [SearchDoc(a.id, "", a.description or "") for a in agents]
-    index = SimilarityIndex(docs, purposes=purpose_vectors(ctx.project, docs))
+    purposes = None  # agent descriptions have vectors only where a lock records their text
+    if ctx.project.lock is not None:
+        from quiver._search._scope import purpose_vectors
+
+        purposes = purpose_vectors(ctx.project, docs)
+    index = SimilarityIndex(docs, purposes=purposes)
     pairs = candidate_pairs(index, AGENT_NEAR_DUPLICATE)
     overlaps = word_overlaps([term_set(a.description or "") for a in agents], WORD_OVERLAP_NEAR_DUPLICATE)
     for pair, overlap in overlaps.items():

@@ -10,8 +10,10 @@ servers by name; tools past the cap are not checked. Scopes of `TOP` tools or fe
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from quiver._search._similar import paraphrases
 from quiver.findings.rule import Rule
@@ -19,7 +21,9 @@ from quiver.lint.engine import LintContext
 from quiver.lint.support.cache import cached_check
 from quiver.lint.support.text import shown
 from quiver.model import Finding, LockedTool
-from quiver.search import SearchConfig, SearchDoc, SearchIndex, docs_from_tools
+
+if TYPE_CHECKING:  # the search stack is imported when a lock has tools to query
+    from quiver.search import SearchConfig, SearchDoc, SearchIndex
 
 TOP = 3  # a tool must be among this many results for one of its paraphrases (name words, first clause)
 DEPTH = 10  # results read to tell its rank
@@ -28,15 +32,23 @@ MAX_QUERIES = 1_000  # tools checked per run (0.4 to 1.5 ms each): the rest are 
 # A sibling outranks a tool on the tool's own words only when the two share much vocabulary: tools whose
 # nearest sibling (the index's blocking similarity, 0.1 ms) is below this are not worth a query (1 ms).
 MIN_SIBLING_SIMILARITY = 0.3
-# The tool's own words are all in the index, so typo correction never changes a result: leave it off.
-_CONFIG = SearchConfig(query=replace(SearchConfig().query, typos=False))
+
+
+@functools.cache
+def _config() -> SearchConfig:
+    """The tool's own words are all in the index, so typo correction never changes a result: it is off."""
+    from quiver.search import SearchConfig
+
+    return SearchConfig(query=replace(SearchConfig().query, typos=False))
 
 
 def shadowed(docs: Sequence[SearchDoc], check: Sequence[int]) -> Iterator[tuple[int, int | None, int]]:
     """(doc, its rank or None below DEPTH, the doc ranked first) for each doc of `check` outside the top TOP."""
     if len(docs) <= TOP:
         return
-    index = SearchIndex.build(docs, config=_CONFIG)
+    from quiver.search import SearchIndex
+
+    index = SearchIndex.build(docs, config=_config())
     position = {(d.server, d.tool): i for i, d in enumerate(docs)}
     for i in check:
         doc = docs[i]
@@ -104,6 +116,8 @@ def _doc(tool: LockedTool, server_description: str, cache: dict[tuple[str, str, 
     key = (tool.server, tool.name, server_description)
     doc = cache.get(key)
     if doc is None:
+        from quiver.search import docs_from_tools
+
         doc = docs_from_tools(tool.server, [tool.definition], server_description)[0]
         cache[key] = doc
     return doc

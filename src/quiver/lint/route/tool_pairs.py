@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from quiver._search._scope import purpose_vectors
+from quiver._search._doc import SearchDoc
+from quiver._search._similar import SimilarityIndex
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.cache import cached_check
@@ -23,7 +24,6 @@ from quiver.lint.support.text import shown
 from quiver.lint.support.words import words
 from quiver.model import Finding, Lock, LockedTool
 from quiver.resolve import ResolvedAgent
-from quiver.search import SearchDoc, SimilarityIndex
 
 Purposes = Sequence[Sequence[float] | None] | None
 NEAR_DUPLICATE = 0.80  # similarity from which two tools read alike
@@ -156,6 +156,8 @@ def _meaningless_words(tools: Sequence[LockedTool]) -> Mapping[str, frozenset[st
 def _check(ctx: LintContext) -> Iterator[Finding]:
     lock = ctx.project.lock
     if lock is not None:
+        from quiver._search._scope import purpose_vectors  # the search stack, only when there are tools
+
         yield from check_catalog(Catalog.of(lock, ctx.resolved), partial(purpose_vectors, ctx.project))
 
 
