@@ -351,13 +351,13 @@ PROFILED = (
 )
 
 
-async def profile(calls: int, top: int) -> None:
+async def profile(calls: int, top: int, out: Path | None) -> None:
     """`quiver serve` (stdio, SQLite ledger) under cProfile for `calls` sequential calls: the top functions."""
     import pstats
 
     with tempfile.TemporaryDirectory() as tmp:
         manifest = compile_example(Path(tmp))
-        stats_file = Path(tmp) / "serve.prof"
+        stats_file = out or Path(tmp) / "serve.prof"
         args = ["-c", PROFILED, str(manifest), str(Path(tmp) / "ledger.db"), str(stats_file)]
         params = StdioServerParameters(command=sys.executable, args=args, env=env(), cwd=str(ROOT))
         samples = await with_session(params, latency("calc__echo", calls, warmup=50))
@@ -378,10 +378,11 @@ if __name__ == "__main__":
     parser.add_argument("--transports", default="stdio,http", help="which to measure (default stdio,http)")
     parser.add_argument("--profile", action="store_true", help="print the gateway's top functions (cProfile)")
     parser.add_argument("--top", type=int, default=30, help="functions per --profile table (default 30)")
+    parser.add_argument("--profile-out", type=Path, help="keep --profile's cProfile stats in this file")
     options = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     if options.profile:
-        anyio.run(profile, options.calls, options.top)
+        anyio.run(profile, options.calls, options.top, options.profile_out)
     else:
         from _gateway_peers import peer_python
 

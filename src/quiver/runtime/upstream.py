@@ -49,7 +49,8 @@ import anyio
 import anyio.abc
 import mcp.types as types
 from mcp import ClientSession
-from mcp.client._transport import TransportStreams
+from mcp.client.session import _later_revision_fields
+from mcp_types.methods import validate_server_result
 from pydantic import RootModel
 
 from quiver import __version__
@@ -57,6 +58,7 @@ from quiver.errors import InputError
 from quiver.model import JSON, sha256_json
 from quiver.runtime._manifest import ManifestServer
 from quiver.runtime.protocol import CallRequest, UpstreamProtocolError, UpstreamUnavailable
+from quiver.runtime.telemetry import tracing_configured
 from quiver.runtime.upstream_connection import PinCheck, _Connection, _first_line, _leaf, _WatchedReadStream
 from quiver.runtime.upstream_errors import (
     SchemaMismatch,
@@ -208,7 +210,7 @@ class UpstreamManager:
     async def _run(
         self,
         conn: _Connection,
-        connect: Callable[[], AbstractAsyncContextManager[TransportStreams]],
+        connect: Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]],
         timeout_s: float,
     ) -> None:
         """The connection's task: enter the transport and session, initialize, then wait for the end."""
@@ -218,12 +220,13 @@ class UpstreamManager:
     async def _connect(
         self,
         conn: _Connection,
-        connect: Callable[[], AbstractAsyncContextManager[TransportStreams]],
+        connect: Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]],
         timeout_s: float,
     ) -> None:
         try:
             with anyio.fail_after(timeout_s) as startup:
-                async with connect() as (read_stream, write_stream):
+                async with connect() as streams:
+                    read_stream, write_stream = streams[0], streams[1]
                     watched = _WatchedReadStream(read_stream, conn.mark_lost)
                     async with ClientSession(
                         watched, write_stream, message_handler=conn.on_message, client_info=_CLIENT_INFO
@@ -231,6 +234,7 @@ class UpstreamManager:
                         await session.initialize()
                         conn.catalog = await _fetch_catalog(session, conn.server)
                         startup.deadline = math.inf
+                        conn.direct = streams[2] if len(streams) > 2 else None
                         conn.session = session
                         conn.ready.set()
                         await conn.ended.wait()
@@ -246,7 +250,7 @@ class UpstreamManager:
             conn.done.set()
             self._running.discard(conn)
 
-    def _transport(self, server: str, timeout_s: float) -> Callable[[], AbstractAsyncContextManager[TransportStreams]]:
+    def _transport(self, server: str, timeout_s: float) -> Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]]:
         """A factory for the server's transport, with variable references expanded. Raises InputError."""
         spec = self._servers[server]
         transport = spec.transport
@@ -331,9 +335,6 @@ class UpstreamManager:
         pin: str | None = None,
     ) -> dict[str, JSON]:
         """tools/call on `server`, as wire JSON (camelCase). See the module docstring for the errors."""
-        request_meta = cast(types.RequestParamsMeta, dict(meta)) if meta else None
-        params = types.CallToolRequestParams(name=tool, arguments=dict(arguments), _meta=request_meta)
-        request = types.CallToolRequest(params=params)
         for attempt in (1, 2):
             if pin is not None and not pin:  # "" is no pin: never a match, never "unchecked"
                 raise SchemaMismatch(f"`{server}/{tool}` has no pin (an empty sha256) in the manifest; recompile")
@@ -348,7 +349,12 @@ class UpstreamManager:
             assert session is not None
             try:
                 with anyio.fail_after(timeout_s + BACKSTOP_S):
-                    raw = await session.send_request(request, _RawResult, request_read_timeout_seconds=timeout_s)
+                    if conn.direct is not None and not tracing_configured():  # see upstream_stdio
+                        result = await conn.direct.call_tool(tool, arguments, meta, timeout_s)
+                        return _checked_result(result, session.protocol_version)
+                    raw = await session.send_request(
+                        _call_request(tool, arguments, meta), _RawResult, request_read_timeout_seconds=timeout_s
+                    )
                     return raw.root
             except Exception as exc:
                 mapped = _map_error(exc, conn, "tools/call")
@@ -362,6 +368,24 @@ class UpstreamManager:
                     ) from None
                 raise mapped from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _call_request(tool: str, arguments: Mapping[str, JSON], meta: Mapping[str, JSON] | None) -> types.CallToolRequest:
+    request_meta = cast(types.RequestParamsMeta, dict(meta)) if meta else None
+    return types.CallToolRequest(
+        params=types.CallToolRequestParams(name=tool, arguments=dict(arguments), _meta=request_meta)
+    )
+
+
+def _checked_result(result: dict[str, Any], version: str | None) -> dict[str, JSON]:
+    """A direct call's result checked as the SDK's session checks one: against the negotiated revision's
+    CallToolResult (a ValidationError otherwise), minus the fields of later revisions."""
+    version = version or "2025-11-25"
+    validate_server_result("tools/call", version, result)
+    foreign = _later_revision_fields("tools/call", version)
+    if foreign and not foreign.isdisjoint(result):
+        return {key: value for key, value in result.items() if key not in foreign}
+    return result
 
 
 def _forwardable(key: str) -> bool:

@@ -46,6 +46,7 @@ class _Connection:
     done: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # its task's, for `aclose`
     lost: bool = False
+    direct: Any = None  # the transport's `upstream_stdio.DirectCalls`, where it has them
 
     @property
     def usable(self) -> bool:
