@@ -62,7 +62,7 @@ class _Pipes(asyncio.SubprocessProtocol):
         self.stdin: asyncio.WriteTransport | None = None
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.closed = False  # stdout ended (EOF or an error): nothing more will be answered
-        self._partial = b""
+        self._chunks: list[bytes] = []  # the line being received
         self._can_write: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -75,8 +75,11 @@ class _Pipes(asyncio.SubprocessProtocol):
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd != 1:
             return
-        lines = (self._partial + data).split(b"\n")
-        self._partial = lines.pop()
+        if b"\n" not in data:  # a part of a long line: joined once its end arrives
+            self._chunks.append(data)
+            return
+        lines = b"".join([*self._chunks, data]).split(b"\n")
+        self._chunks = [lines.pop()]
         for line in lines:
             if line.strip():
                 self._line(line)
@@ -118,9 +121,10 @@ class _Pipes(asyncio.SubprocessProtocol):
         if self.closed:
             return
         self.closed = True
-        if self._partial.strip():
-            self._line(self._partial)
-        self._partial = b""
+        rest = b"".join(self._chunks)
+        if rest.strip():
+            self._line(rest)
+        self._chunks = []
         for future in self.pending.values():
             if not future.done():
                 future.set_exception(MCPError(code=types.CONNECTION_CLOSED, message="Connection closed"))
