@@ -348,10 +348,11 @@ class UpstreamManager:
             session = conn.session
             assert session is not None
             try:
+                if conn.direct is not None and not tracing_configured():  # see upstream_stdio
+                    # its timeout covers the write too: no backstop needed
+                    result = await conn.direct.call_tool(tool, arguments, meta, timeout_s)
+                    return _checked_result(result, session.protocol_version)
                 with anyio.fail_after(timeout_s + BACKSTOP_S):
-                    if conn.direct is not None and not tracing_configured():  # see upstream_stdio
-                        result = await conn.direct.call_tool(tool, arguments, meta, timeout_s)
-                        return _checked_result(result, session.protocol_version)
                     raw = await session.send_request(
                         _call_request(tool, arguments, meta), _RawResult, request_read_timeout_seconds=timeout_s
                     )

@@ -140,6 +140,17 @@ class _Pipes(asyncio.SubprocessProtocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def cancel(self, ident: int, reason: str) -> None:
+        """The courtesy notifications/cancelled for an abandoned request (as the SDK sends one), queued
+        without waiting: never blocks, dropped when stdin is closed."""
+        if self.stdin is not None and not self.stdin.is_closing():
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": ident, "reason": reason},
+            }
+            self.stdin.write(json.dumps(note).encode("utf-8") + b"\n")
+
     async def write(self, data: bytes) -> None:
         if self.stdin is None or self.stdin.is_closing():
             raise anyio.BrokenResourceError("the server's stdin is closed")
@@ -176,18 +187,17 @@ class DirectCalls:
         pipes.pending[ident] = future
         try:
             try:
-                await pipes.write(line.encode("utf-8") + b"\n")
+                with anyio.fail_after(timeout_s):  # from the write on (a full pipe waits in it)
+                    await pipes.write(line.encode("utf-8") + b"\n")
+                    message = await future
             except (anyio.BrokenResourceError, OSError):
                 raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed") from None
-            try:
-                with anyio.fail_after(timeout_s):
-                    message = await future
             except TimeoutError:
-                cancel = {"requestId": ident, "reason": f"timed out after {timeout_s}s"}
-                note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
-                with contextlib.suppress(anyio.BrokenResourceError, OSError):
-                    await pipes.write(json.dumps(note).encode("utf-8") + b"\n")
+                pipes.cancel(ident, f"timed out after {timeout_s}s")
                 raise MCPError(code=types.REQUEST_TIMEOUT, message="Request 'tools/call' timed out") from None
+            except anyio.get_cancelled_exc_class():
+                pipes.cancel(ident, "caller cancelled")
+                raise
         finally:
             pipes.pending.pop(ident, None)
         error = message.get("error")
