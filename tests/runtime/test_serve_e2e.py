@@ -325,6 +325,34 @@ async def test_serving_http_without_a_token_refuses_to_start(demo_manifest: Path
     assert "needs a bearer token" in result.stderr and "QUIVER_TOKEN" in result.stderr
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_concurrent_calls_with_messages_larger_than_a_pipe_buffer_each_get_their_own_answer(
+    serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path,
+    transport: str,
+) -> None:  # fmt: skip
+    # 300 KB lines arrive in many reads and fill the pipes (the gateway's and its upstream's) while small
+    # calls are in flight: every answer must still be whole and go to its own call
+    texts = [f"{i}:" + ("é" if i % 2 else "x") * (300_000 if i % 3 == 0 else 10) for i in range(12)]
+    answers: dict[int, str] = {}
+    with anyio.fail_after(TEST_S):
+        async with (
+            serving(serve_manifest, transport, repo_root, upstream_env(), tmp_path) as gateway,
+            gateway.session() as session,
+        ):
+
+            async def call(i: int) -> None:
+                result = await session.call_tool("calc__echo", {"text": texts[i]})
+                assert not result.is_error
+                block = result.content[0]
+                assert isinstance(block, types.TextContent)
+                answers[i] = block.text
+
+            async with anyio.create_task_group() as tg:
+                for i in range(len(texts)):
+                    tg.start_soon(call, i)
+    assert answers == dict(enumerate(texts))
+
+
 async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent_twice(
     serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path
 ) -> None:

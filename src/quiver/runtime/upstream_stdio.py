@@ -190,11 +190,11 @@ class DirectCalls:
                 with anyio.fail_after(timeout_s):  # from the write on (a full pipe waits in it)
                     await pipes.write(line.encode("utf-8") + b"\n")
                     message = await future
-            except (anyio.BrokenResourceError, OSError):
-                raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed") from None
-            except TimeoutError:
+            except TimeoutError:  # before OSError, its base class
                 pipes.cancel(ident, f"timed out after {timeout_s}s")
                 raise MCPError(code=types.REQUEST_TIMEOUT, message="Request 'tools/call' timed out") from None
+            except (anyio.BrokenResourceError, OSError):
+                raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed") from None
             except anyio.get_cancelled_exc_class():
                 pipes.cancel(ident, "caller cancelled")
                 raise
