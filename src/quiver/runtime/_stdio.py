@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import stat
@@ -29,12 +30,15 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
+from typing import Any
 
 import anyio
 import mcp.types as types
+from mcp.server import Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
-__all__ = ["stdio_streams", "usable"]
+__all__ = ["serve", "stdio_streams", "usable"]
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +173,19 @@ class _LineReader:
         self._lines = lines
         self._closed = False
 
+    async def first_request(self) -> types.JSONRPCRequest | None:
+        """The client's first request, left in the stream (None: stdin ended before one came)."""
+        lines, seen = self._lines, 0
+        while True:
+            for item in itertools.islice(lines.items, seen, None):
+                if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCRequest):
+                    return item.message
+            seen = len(lines.items)
+            if lines.ended or self._closed:
+                return None
+            lines.waiter = asyncio.get_running_loop().create_future()
+            await lines.waiter
+
     async def receive(self) -> SessionMessage | Exception:
         lines = self._lines
         while not lines.items:
@@ -246,3 +263,42 @@ def _parse(line: bytes) -> SessionMessage | Exception:
 
 def _line(session_message: SessionMessage) -> bytes:
     return session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
+
+
+async def serve(
+    server: Server[Any], read_stream: _LineReader, write_stream: _LineWriter, init: InitializationOptions
+) -> None:
+    """`server.run(read_stream, write_stream, init)` without the SDK's relay task.
+
+    `Server.run` peeks at the client's first request to choose the protocol era (a 2026-07-28 envelope
+    on a request other than `initialize` opens a modern connection, anything else a handshake one), then
+    relays every later message through a task and a memory stream so that request can be replayed. Our
+    read stream can show the first request without consuming it, so this makes the same choice and
+    hands the stream itself to the era's loop: two event-loop turns less per message. Falls back to
+    `server.run` when the SDK's loops are not where 2.3 has them.
+    """
+    try:
+        from mcp.server.runner import _has_modern_envelope, _serve_legacy_stream, _serve_modern_stream
+    except ImportError:
+        await server.run(read_stream, write_stream, init)
+        return
+    async with server.lifespan(server) as state:
+        try:
+            opening = await read_stream.first_request()
+            if opening is not None and opening.method != "initialize" and _has_modern_envelope(opening.params):
+                await _serve_modern_stream(
+                    server, read_stream, write_stream, lifespan_state=state, raise_exceptions=False
+                )
+            else:
+                await _serve_legacy_stream(
+                    server,
+                    read_stream,
+                    write_stream,
+                    lifespan_state=state,
+                    session_id=None,
+                    init_options=init,
+                    raise_exceptions=False,
+                )
+        finally:
+            await read_stream.aclose()
+            await write_stream.aclose()
