@@ -151,12 +151,18 @@ class _Pipes(asyncio.SubprocessProtocol):
             }
             self.stdin.write(json.dumps(note).encode("utf-8") + b"\n")
 
-    async def write(self, data: bytes) -> None:
+    async def write(self, data: bytes, answer: asyncio.Future[Any] | None = None) -> None:
+        """Write `data`; while the pipe is full, wait until it drains (or `answer` settles: its timeout)."""
         if self.stdin is None or self.stdin.is_closing():
             raise anyio.BrokenResourceError("the server's stdin is closed")
         self.stdin.write(data)
         if self._can_write is not None:
-            await self._can_write
+            if answer is None:
+                await self._can_write
+            else:
+                await asyncio.wait((self._can_write, answer), return_when=asyncio.FIRST_COMPLETED)
+                if answer.done() and answer.exception() is not None:
+                    answer.result()  # its TimeoutError
 
 
 class DirectCalls:
@@ -183,13 +189,15 @@ class DirectCalls:
         if out_meta:
             params["_meta"] = out_meta
         line = json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params})
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         pipes.pending[ident] = future
+        # the deadline counts from the write on; a timer on the answer's future, not a cancel scope
+        timer = loop.call_later(timeout_s, _expire, future)
         try:
             try:
-                with anyio.fail_after(timeout_s):  # from the write on (a full pipe waits in it)
-                    await pipes.write(line.encode("utf-8") + b"\n")
-                    message = await future
+                await pipes.write(line.encode("utf-8") + b"\n", future)
+                message = await future
             except TimeoutError:  # before OSError, its base class
                 pipes.cancel(ident, f"timed out after {timeout_s}s")
                 raise MCPError(code=types.REQUEST_TIMEOUT, message="Request 'tools/call' timed out") from None
@@ -199,6 +207,7 @@ class DirectCalls:
                 pipes.cancel(ident, "caller cancelled")
                 raise
         finally:
+            timer.cancel()
             pipes.pending.pop(ident, None)
         error = message.get("error")
         if error is not None:
@@ -209,6 +218,11 @@ class DirectCalls:
         if not isinstance(result, dict):
             raise UpstreamProtocolError("upstream answered tools/call without a result object", None)
         return result
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
 
 
 @asynccontextmanager
