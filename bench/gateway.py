@@ -350,31 +350,6 @@ def table(header: list[str], rows: list[list[Any]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-PROFILED = (
-    "import cProfile, sys; from quiver.commands.serve import run; profile = cProfile.Profile(); profile.enable()\n"
-    "try:\n    code = run(sys.argv[1], log_level='warning', ledger=sys.argv[2])\n"
-    "finally:\n    profile.disable(); profile.dump_stats(sys.argv[3])\n"
-    "sys.exit(code)"
-)
-
-
-async def profile(calls: int, top: int, out: Path | None) -> None:
-    """`quiver serve` (stdio, SQLite ledger) under cProfile for `calls` sequential calls: the top functions."""
-    import pstats
-
-    with tempfile.TemporaryDirectory() as tmp:
-        manifest = compile_example(Path(tmp))
-        stats_file = out or Path(tmp) / "serve.prof"
-        args = ["-c", PROFILED, str(manifest), str(Path(tmp) / "ledger.db"), str(stats_file)]
-        params = StdioServerParameters(command=sys.executable, args=args, env=env(), cwd=str(ROOT))
-        samples = await with_session(params, latency("calc__echo", calls, warmup=50))
-        print(f"{calls} sequential calls through quiver serve (stdio, SQLite ledger) under cProfile:")
-        print(f"p50 {pct(samples, 0.5) * 1000:.3f} ms (profiling slows it down); start-up included below")
-        stats = pstats.Stats(str(stats_file))
-        for order in ("tottime", "cumulative"):
-            stats.sort_stats(order).print_stats(top)
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=1000, help="sequential calls per latency run (default 1000)")
@@ -390,6 +365,8 @@ if __name__ == "__main__":
     options = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     if options.profile:
+        from _gateway_profile import profile
+
         anyio.run(profile, options.calls, options.top, options.profile_out)
     else:
         from _gateway_peers import peer_python
