@@ -29,6 +29,10 @@ tree, each step bounded, so no child outlives the gateway.
 * The tool's current definition no longer matches its pin (checked once per connection, so again after
   every restart): `SchemaMismatch`, a non-transient `UpstreamProtocolError`.
 
+A stdio upstream (on POSIX) answers tools/call without the session's round trip when no tracer
+provider is set (`upstream_stdio.DirectCalls`: the same errors, the result checked as the session
+checks it); everything else, and every call while tracing, goes through the `ClientSession`.
+
 `meta` (from the executor: idempotency key, trace context) is merged over `CallRequest.meta` into the
 request's `_meta`; keys of the 2026-07-28 envelope (`io.modelcontextprotocol/*`) and `progressToken`
 are never forwarded.
@@ -49,8 +53,6 @@ import anyio
 import anyio.abc
 import mcp.types as types
 from mcp import ClientSession
-from mcp.client.session import _later_revision_fields
-from mcp_types.methods import validate_server_result
 from pydantic import RootModel
 
 from quiver import __version__
@@ -350,8 +352,7 @@ class UpstreamManager:
             try:
                 if conn.direct is not None and not tracing_configured():  # see upstream_stdio
                     # its timeout covers the write too: no backstop needed
-                    result = await conn.direct.call_tool(tool, arguments, meta, timeout_s)
-                    return _checked_result(result, session.protocol_version)
+                    return await conn.direct.call_tool(tool, arguments, meta, timeout_s, session.protocol_version)
                 with anyio.fail_after(timeout_s + BACKSTOP_S):
                     raw = await session.send_request(
                         _call_request(tool, arguments, meta), _RawResult, request_read_timeout_seconds=timeout_s
@@ -376,17 +377,6 @@ def _call_request(tool: str, arguments: Mapping[str, JSON], meta: Mapping[str, J
     return types.CallToolRequest(
         params=types.CallToolRequestParams(name=tool, arguments=dict(arguments), _meta=request_meta)
     )
-
-
-def _checked_result(result: dict[str, Any], version: str | None) -> dict[str, JSON]:
-    """A direct call's result checked as the SDK's session checks one: against the negotiated revision's
-    CallToolResult (a ValidationError otherwise), minus the fields of later revisions."""
-    version = version or "2025-11-25"
-    validate_server_result("tools/call", version, result)
-    foreign = _later_revision_fields("tools/call", version)
-    if foreign and not foreign.isdisjoint(result):
-        return {key: value for key, value in result.items() if key not in foreign}
-    return result
 
 
 def _forwardable(key: str) -> bool:

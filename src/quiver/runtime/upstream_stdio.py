@@ -23,11 +23,12 @@ import json
 import logging
 import math
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TextIO, cast
 
 import anyio
+import mcp.client.session
 import mcp.types as types
 from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectSendStream
@@ -35,6 +36,7 @@ from mcp import MCPError
 from mcp.client.stdio import FORCE_KILL_TIMEOUT, PROCESS_TERMINATION_TIMEOUT, get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
+from mcp_types.methods import validate_server_result
 from opentelemetry.propagate import inject
 
 from quiver.model import JSON
@@ -173,11 +175,18 @@ class DirectCalls:
         self._next_id = DIRECT_IDS_FROM
 
     async def call_tool(
-        self, tool: str, arguments: Mapping[str, JSON], meta: Mapping[str, JSON] | None, timeout_s: float
-    ) -> dict[str, Any]:
-        """The result object of one tools/call, as wire JSON. Raises MCPError (an error answer, the
-        connection closed, REQUEST_TIMEOUT after `timeout_s`, then a courtesy notifications/cancelled),
-        or UpstreamProtocolError for an answer that is not a JSON-RPC response."""
+        self,
+        tool: str,
+        arguments: Mapping[str, JSON],
+        meta: Mapping[str, JSON] | None,
+        timeout_s: float,
+        version: str | None,
+    ) -> dict[str, JSON]:
+        """The result object of one tools/call, as wire JSON, checked as the SDK's session checks one
+        (against protocol revision `version`'s CallToolResult: a ValidationError otherwise, minus later
+        revisions' fields). Raises MCPError (an error answer, the connection closed, REQUEST_TIMEOUT after
+        `timeout_s`, then a courtesy notifications/cancelled), or UpstreamProtocolError for an answer that
+        is not a JSON-RPC response."""
         pipes = self._pipes
         if pipes.closed:
             raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed")
@@ -217,7 +226,25 @@ class DirectCalls:
         result = message.get("result")
         if not isinstance(result, dict):
             raise UpstreamProtocolError("upstream answered tools/call without a result object", None)
-        return result
+        return _checked(result, version or "2025-11-25")
+
+
+def _checked(result: dict[str, JSON], version: str) -> dict[str, JSON]:
+    validate_server_result("tools/call", version, result)
+    foreign = _later_revision_fields("tools/call", version)
+    if foreign and not foreign.isdisjoint(result):
+        return {key: value for key, value in result.items() if key not in foreign}
+    return result
+
+
+def _no_fields(method: str, version: str) -> frozenset[str]:
+    return frozenset()
+
+
+# the session's own sieve of later-revision fields (private in the SDK: none if it moves)
+_later_revision_fields: Callable[[str, str], frozenset[str]] = getattr(
+    mcp.client.session, "_later_revision_fields", _no_fields
+)
 
 
 def _expire(future: asyncio.Future[Any]) -> None:
