@@ -260,17 +260,22 @@ async def stdio_pipes(
     to_session, session_reads = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
     session_writes, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     loop = asyncio.get_running_loop()
-    transport, pipes = await loop.subprocess_exec(
-        lambda: _Pipes(to_session),
-        command,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=errlog,
-        env=get_default_environment() | dict(env),
-        cwd=cwd,
-        start_new_session=True,
-    )
+    try:
+        transport, pipes = await loop.subprocess_exec(
+            lambda: _Pipes(to_session),
+            command,
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=errlog,
+            env=get_default_environment() | dict(env),
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except BaseException:  # not started (a missing command, a bad cwd): nothing to stop, the streams closed
+        for stream in (to_session, session_reads, session_writes, from_session):
+            stream.close()
+        raise
 
     async def forward_session_writes() -> None:
         async with from_session:
