@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp.types as types
@@ -119,8 +119,7 @@ class _Lines(asyncio.Protocol):
         self._skipping = False  # inside a line beyond LINE_LIMIT: dropped up to its newline
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.ReadTransport)
-        self.transport = transport
+        self.transport = cast(asyncio.ReadTransport, transport)  # uvloop's are not asyncio's subclasses
 
     def data_received(self, data: bytes) -> None:
         if b"\n" not in data:  # a part of a long line: joined once its end arrives

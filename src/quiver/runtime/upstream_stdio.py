@@ -68,11 +68,8 @@ class _Pipes(asyncio.SubprocessProtocol):
         self._can_write: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        self.stdin = stdin
+        self.transport = cast(asyncio.SubprocessTransport, transport)  # uvloop's are not asyncio's subclasses
+        self.stdin = cast(asyncio.WriteTransport, self.transport.get_pipe_transport(0))
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd != 1:
