@@ -89,10 +89,13 @@ def fastmcp_command(python: str, calc: Path, http: str = "") -> list[str]:
     return [python, "-c", FASTMCP_PROXY, sys.executable, str(calc), http]
 
 
-def mcp_proxy_command(python: str) -> tuple[list[str] | None, str | None]:
-    """(the mcp-proxy command, None) or (None, why it does not run here)."""
+def mcp_proxy_command(python: str, given: str | None = None) -> tuple[list[str] | None, str | None]:
+    """(the mcp-proxy command, None) or (None, why it does not run here): `given` (`--mcp-proxy`, else
+    QUIVER_BENCH_MCP_PROXY), else beside `python`, else on PATH. mcp-proxy imports the SDK's 1.x server
+    internals, so it may need a venv of its own (`pip install mcp-proxy "mcp<2"`)."""
+    given = given or os.environ.get("QUIVER_BENCH_MCP_PROXY")
     beside = Path(python).parent / "mcp-proxy"
-    found = str(beside) if beside.is_file() else shutil.which("mcp-proxy")
+    found = given or (str(beside) if beside.is_file() else shutil.which("mcp-proxy"))
     if found is None:
         return None, "mcp-proxy is not installed"
     probe = subprocess.run([found, "--help"], capture_output=True, text=True, check=False)

@@ -187,7 +187,9 @@ def serve_command(*, http: bool) -> str:
     )
 
 
-def targets(manifest: Path, ledger: Path, baseline: Path | None, peers_python: str) -> list[Target]:
+def targets(
+    manifest: Path, ledger: Path, baseline: Path | None, peers_python: str, mcp_proxy: str | None = None
+) -> list[Target]:
     from _gateway_peers import fastmcp_command, fastmcp_problem, mcp_proxy_command
 
     def gateway(label: str, led: Path | None, *, http: bool, src: Path | None = None) -> Target:
@@ -198,7 +200,7 @@ def targets(manifest: Path, ledger: Path, baseline: Path | None, peers_python: s
         return Target(label, "http", http=[sys.executable, *args, "{port}"], environ=environ)
 
     fastmcp = fastmcp_problem(peers_python)
-    proxy, proxy_problem = mcp_proxy_command(peers_python)
+    proxy, proxy_problem = mcp_proxy_command(peers_python, mcp_proxy)
     found: list[Target] = [
         Target("direct", "stdio", stdio=direct_params(), tool="echo"),
         gateway("quiver serve (SQLite ledger)", ledger, http=False),
@@ -261,13 +263,18 @@ async def measure(target: Target, calls: int, levels: list[int]) -> tuple[list[f
 
 
 async def main(
-    calls: int, levels: list[int], rounds: int, baseline: Path | None, peers_python: str, transports: list[str]
+    calls: int,
+    levels: list[int],
+    rounds: int,
+    baseline: Path | None,
+    peers_python: str,
+    transports: list[str],
+    mcp_proxy: str | None = None,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         manifest = compile_example(Path(tmp))
-        found = [
-            t for t in targets(manifest, Path(tmp) / "ledger.db", baseline, peers_python) if t.transport in transports
-        ]
+        every = targets(manifest, Path(tmp) / "ledger.db", baseline, peers_python, mcp_proxy)
+        found = [t for t in every if t.transport in transports]
         figures = {id(t): Figures([], {c: [] for c in levels}) for t in found}
         for _ in range(rounds):  # every variant once per round: drift on a shared machine hits them alike
             for target in found:
@@ -343,31 +350,6 @@ def table(header: list[str], rows: list[list[Any]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-PROFILED = (
-    "import cProfile, sys; from quiver.commands.serve import run; profile = cProfile.Profile(); profile.enable()\n"
-    "try:\n    code = run(sys.argv[1], log_level='warning', ledger=sys.argv[2])\n"
-    "finally:\n    profile.disable(); profile.dump_stats(sys.argv[3])\n"
-    "sys.exit(code)"
-)
-
-
-async def profile(calls: int, top: int) -> None:
-    """`quiver serve` (stdio, SQLite ledger) under cProfile for `calls` sequential calls: the top functions."""
-    import pstats
-
-    with tempfile.TemporaryDirectory() as tmp:
-        manifest = compile_example(Path(tmp))
-        stats_file = Path(tmp) / "serve.prof"
-        args = ["-c", PROFILED, str(manifest), str(Path(tmp) / "ledger.db"), str(stats_file)]
-        params = StdioServerParameters(command=sys.executable, args=args, env=env(), cwd=str(ROOT))
-        samples = await with_session(params, latency("calc__echo", calls, warmup=50))
-        print(f"{calls} sequential calls through quiver serve (stdio, SQLite ledger) under cProfile:")
-        print(f"p50 {pct(samples, 0.5) * 1000:.3f} ms (profiling slows it down); start-up included below")
-        stats = pstats.Stats(str(stats_file))
-        for order in ("tottime", "cumulative"):
-            stats.sort_stats(order).print_stats(top)
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=1000, help="sequential calls per latency run (default 1000)")
@@ -375,17 +357,22 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3, help="rounds; the figures are medians (default 3)")
     parser.add_argument("--baseline-src", type=Path, help="also run quiver serve from this src dir (before/after)")
     parser.add_argument("--peers-python", help="a Python with fastmcp / mcp-proxy (else QUIVER_BENCH_PEERS_PYTHON)")
+    parser.add_argument("--mcp-proxy", help="the mcp-proxy command (else QUIVER_BENCH_MCP_PROXY, else found)")
     parser.add_argument("--transports", default="stdio,http", help="which to measure (default stdio,http)")
     parser.add_argument("--profile", action="store_true", help="print the gateway's top functions (cProfile)")
     parser.add_argument("--top", type=int, default=30, help="functions per --profile table (default 30)")
+    parser.add_argument("--profile-out", type=Path, help="keep --profile's cProfile stats in this file")
     options = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     if options.profile:
-        anyio.run(profile, options.calls, options.top)
+        from _gateway_profile import profile
+
+        anyio.run(profile, options.calls, options.top, options.profile_out)
     else:
         from _gateway_peers import peer_python
 
         levels = [int(c) for c in options.concurrency.split(",")]
         peers = peer_python(options.peers_python)
         transports = options.transports.split(",")
-        anyio.run(main, options.calls, levels, options.rounds, options.baseline_src, peers, transports)
+        args = (options.calls, levels, options.rounds, options.baseline_src, peers, transports, options.mcp_proxy)
+        anyio.run(main, *args)

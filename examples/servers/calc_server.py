@@ -16,6 +16,7 @@ Environment knobs:
     CALC_HONOUR_KEYS        "1": `counter_increment` applies each idempotency key at most once
     CALC_DROP_AFTER_EFFECT  "1": `counter_increment` applies its effect, then hangs instead of answering
     CALC_LOG_LEVEL          level of this server's stderr log (default INFO)
+    CALC_META_LOG           JSON-lines file each tools/call appends {"tool", "meta"} (its `_meta`) to
 """
 
 from __future__ import annotations
@@ -217,6 +218,7 @@ def build_server(env: Mapping[str, str]) -> Server[Any]:
     flaky_rpc = env.get("CALC_FLAKY_MODE", "tool") == "rpc"
     honour_keys = env.get("CALC_HONOUR_KEYS") == "1"
     drop_after_effect = env.get("CALC_DROP_AFTER_EFFECT") == "1"
+    meta_log = env.get("CALC_META_LOG")
     log_path = env.get("CALC_EFFECT_LOG")
     effects = EffectLog(Path(log_path) if log_path else None)
     flaky_attempts: dict[str, int] = {}
@@ -227,6 +229,9 @@ def build_server(env: Mapping[str, str]) -> Server[Any]:
         return types.ListToolsResult(tools=TOOLS)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if meta_log:
+            with open(meta_log, "a", encoding="utf-8") as log:
+                log.write(json.dumps({"tool": params.name, "meta": params.meta or {}}) + "\n")
         tool = by_name.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")

@@ -128,6 +128,21 @@ async def test_transitions_append_numbered_events_and_set_fields(store: SqliteLe
 
 
 @pytest.mark.anyio
+async def test_every_field_of_an_action_reads_back_as_written_and_as_the_store_returned_it(store: SqliteLedger) -> None:
+    draft = make_action("k-fields")
+    created, _ = await store.create_action(draft, then=("validated", "dispatching"))
+    assert created == replace(draft, state="dispatching")
+    moved = await store.transition(
+        created.id, ("dispatching",), "succeeded", at=T0 + 3, attempts=2, approval="approved", approval_ref="ref-1",
+        result='{"isError":false}', error_type="none", error="no error", owner="here/2/y",
+    )  # fmt: skip
+    assert await store.get(created.id) == moved
+    assert (moved.approval, moved.approval_ref, moved.owner, moved.attempts) == ("approved", "ref-1", "here/2/y", 2)
+    assert (moved.session_id, moved.requester, moved.call_id, moved.tool_sha256) == ("s1", "model", "7", "0" * 64)
+    assert (moved.created_at, moved.updated_at, moved.policy) == (T0, T0 + 3, draft.policy)
+
+
+@pytest.mark.anyio
 async def test_a_transition_may_only_set_known_fields(store: SqliteLedger) -> None:
     action, _ = await store.create_action(make_action())
     with pytest.raises(ValueError, match="unknown action field"):

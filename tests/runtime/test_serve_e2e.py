@@ -325,6 +325,58 @@ async def test_serving_http_without_a_token_refuses_to_start(demo_manifest: Path
     assert "needs a bearer token" in result.stderr and "QUIVER_TOKEN" in result.stderr
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_concurrent_calls_with_messages_larger_than_a_pipe_buffer_each_get_their_own_answer(
+    serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path,
+    transport: str,
+) -> None:  # fmt: skip
+    # 300 KB lines arrive in many reads and fill the pipes (the gateway's and its upstream's) while small
+    # calls are in flight: every answer must still be whole and go to its own call
+    texts = [f"{i}:" + ("é" if i % 2 else "x") * (300_000 if i % 3 == 0 else 10) for i in range(12)]
+    answers: dict[int, str] = {}
+    with anyio.fail_after(TEST_S):
+        async with (
+            serving(serve_manifest, transport, repo_root, upstream_env(), tmp_path) as gateway,
+            gateway.session() as session,
+        ):
+
+            async def call(i: int) -> None:
+                result = await session.call_tool("calc__echo", {"text": texts[i]})
+                assert not result.is_error
+                block = result.content[0]
+                assert isinstance(block, types.TextContent)
+                answers[i] = block.text
+
+            async with anyio.create_task_group() as tg:
+                for i in range(len(texts)):
+                    tg.start_soon(call, i)
+    assert answers == dict(enumerate(texts))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_without_tracing_configured_the_callers_trace_context_and_the_key_still_reach_the_upstream(
+    serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path,
+    transport: str,
+) -> None:  # fmt: skip
+    metas = tmp_path / "meta.jsonl"
+    trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    traceparent = f"00-{trace_id}-{parent_id}-01"
+    with anyio.fail_after(TEST_S):
+        async with (
+            serving(serve_manifest, transport, repo_root, upstream_env(CALC_META_LOG=str(metas)), tmp_path) as gw,
+            gw.session() as session,
+        ):
+            joined = await session.call_tool("calc__echo", {"text": "a"}, meta={"traceparent": traceparent})
+            alone = await session.call_tool("calc__echo", {"text": "b"})
+    assert not joined.is_error and not alone.is_error
+    sent = [json.loads(line)["meta"] for line in metas.read_text().splitlines()]
+    assert len(sent) == 2
+    assert sent[0]["traceparent"].split("-")[1] == trace_id  # the caller's trace, on to the upstream
+    assert "traceparent" not in sent[1]  # no caller trace, no provider: nothing invented
+    keys = [meta["io.quiver/idempotency-key"] for meta in sent]
+    assert len(set(keys)) == 2 and all(len(key) == 26 for key in keys)  # each call its own action's key
+
+
 async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent_twice(
     serve_manifest: Path, repo_root: Path, upstream_env: Callable[..., dict[str, str]], tmp_path: Path
 ) -> None:

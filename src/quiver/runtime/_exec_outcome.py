@@ -38,9 +38,10 @@ def _refusal(text: str, error_type: str) -> _Done:
     return _Done(CallOutcome(_text(text, None, "failed_final"), "failed_final", None, 0), error_type)
 
 
-def _done(action: Action, *, replayed: bool = False) -> _Done:
-    """The outcome of a settled action: its stored result, or one built from its state and error."""
-    result = action.result_value()
+def _done(action: Action, *, replayed: bool = False, result: dict[str, JSON] | None = None) -> _Done:
+    """The outcome of a settled action: its stored result (`result` when the caller holds what it stored),
+    or one built from its state and error."""
+    result = result if result is not None else action.result_value()
     if result is None:
         where = f"`{action.server}/{action.tool}`"
         if action.state == "unknown_outcome":

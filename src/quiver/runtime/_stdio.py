@@ -3,8 +3,10 @@
 The SDK's `stdio_server` reads each line and writes (then flushes) each message through anyio worker
 threads: three thread hand-offs per proxied call, which cost the gateway about a third of its
 throughput on two cores. This transport reads and writes the same newline-delimited JSON-RPC with
-asyncio pipe transports on the event loop instead, and yields the same pair of streams the SDK's
-`Server.run` takes.
+asyncio pipe transports on the event loop instead, and yields a pair of streams the SDK's `Server.run`
+takes (its `ReadStream` and `WriteStream` protocols): lines are parsed in the pipe's read callback and
+queued for the server's receive loop; a message the server sends is written to the pipe within its
+`send`, with no memory stream or writer task between them (a send waits only while the pipe is full).
 
 Like `stdio_server`, it claims the standard descriptors while serving: the protocol moves to private
 duplicates, fd 0 then reads /dev/null and fd 1 writes to stderr, so nothing else in the process (or a
@@ -19,25 +21,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import stat
 import sys
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, cast
 
 import anyio
-import anyio.abc
 import mcp.types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server import Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
-__all__ = ["stdio_streams", "usable"]
+__all__ = ["serve", "stdio_streams", "usable"]
 
 logger = logging.getLogger(__name__)
 
 LINE_LIMIT = 64 * 1024 * 1024  # one JSON-RPC message per line; the SDK's HTTP body limit is 4 MiB
 FLUSH_TIMEOUT_S = 2.0  # bounded wait for the last answers to reach the client on the way out
+MAX_QUEUED = 256  # parsed messages waiting for the server before stdin is read no further
 
 
 def usable() -> bool:
@@ -60,9 +67,7 @@ def _is_pipe_or_socket(fd: int) -> bool:
 
 
 @asynccontextmanager
-async def stdio_streams() -> AsyncIterator[
-    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
-]:
+async def stdio_streams() -> AsyncIterator[tuple[_LineReader, _LineWriter]]:
     """Serve JSON-RPC lines on stdin/stdout; yields (read stream, write stream) for `Server.run`."""
     sys.stdout.flush()
     in_fd, out_fd = os.dup(0), os.dup(1)
@@ -72,81 +77,227 @@ async def stdio_streams() -> AsyncIterator[
     os.dup2(2, 1)
     os.close(devnull)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0)
-    )
+    lines = _Lines()
+    read_transport, _ = await loop.connect_read_pipe(lambda: lines, os.fdopen(in_fd, "rb", buffering=0))
     write_transport, write_protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", buffering=0)
     )
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-    read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
-
-    async def read_lines() -> None:
-        async with read_send:
-            while True:
-                try:
-                    line = await reader.readline()
-                except (ValueError, asyncio.LimitOverrunError) as exc:  # a line beyond LINE_LIMIT
-                    await read_send.send(exc)
-                    continue
-                if not line:
-                    return
-                if not line.strip():
-                    continue
-                try:
-                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:
-                    await read_send.send(exc)
-                    continue
-                await read_send.send(SessionMessage(message))
-
-    async def write_messages() -> None:
-        async with write_receive:
-            async for session_message in write_receive:
-                lines = [_line(session_message)]
-                while True:  # answers that are ready together go out in one write
-                    try:
-                        lines.append(_line(write_receive.receive_nowait()))
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                writer.write(b"".join(lines))
-                await writer.drain()
-
+    read_stream, write_stream = _LineReader(lines), _LineWriter(writer)
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(read_lines)
-            done = anyio.Event()
-
-            async def write_then_signal() -> None:
-                try:
-                    await write_messages()
-                finally:
-                    done.set()
-
-            tg.start_soon(write_then_signal)
-            try:
-                yield read_receive, write_send
-            finally:
-                read_transport.close()
-                write_send.close()  # the server closes it when it is done; this covers an early exit
-                with anyio.move_on_after(FLUSH_TIMEOUT_S, shield=True):
-                    await done.wait()
-                    writer.close()
-                    with contextlib.suppress(NotImplementedError):  # our write protocol has no close waiter
-                        await writer.wait_closed()
-                tg.cancel_scope.cancel()
+        try:
+            yield read_stream, write_stream
+        finally:
+            read_transport.close()
+            write_stream.closed = True
+            with anyio.move_on_after(FLUSH_TIMEOUT_S, shield=True):  # the last answers reach the client
+                with contextlib.suppress(ConnectionError, OSError):
+                    await writer.drain()
+                writer.close()
+                with contextlib.suppress(NotImplementedError):  # our write protocol has no close waiter
+                    await writer.wait_closed()
     finally:
         write_transport.close()
-        read_send.close()
-        read_receive.close()
-        write_receive.close()
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         os.close(saved_in)
         os.close(saved_out)
 
 
+class _Lines(asyncio.Protocol):
+    """stdin's pipe: each complete line parsed into a message (or the exception it raised) as it arrives;
+    reading pauses while MAX_QUEUED are waiting for the server."""
+
+    def __init__(self) -> None:
+        self.items: deque[SessionMessage | Exception] = deque()
+        self.ended = False
+        self.waiter: asyncio.Future[None] | None = None
+        self.transport: asyncio.ReadTransport | None = None
+        self.paused = False
+        self._chunks: list[bytes] = []  # the line being received
+        self._size = 0
+        self._skipping = False  # inside a line beyond LINE_LIMIT: dropped up to its newline
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.ReadTransport, transport)  # uvloop's are not asyncio's subclasses
+
+    def data_received(self, data: bytes) -> None:
+        if b"\n" not in data:  # a part of a long line: joined once its end arrives
+            self._chunks.append(data)
+            self._size += len(data)
+            if self._size > LINE_LIMIT:
+                if not self._skipping:
+                    self.items.append(ValueError(f"a message longer than {LINE_LIMIT} bytes was dropped"))
+                    self._wake()
+                self._skipping, self._chunks, self._size = True, [], 0
+            return
+        parts = b"".join([*self._chunks, data]).split(b"\n")
+        last = parts.pop()
+        self._chunks, self._size = [last], len(last)
+        for part in parts:
+            if self._skipping:
+                self._skipping = False
+            elif part.strip():
+                self.items.append(_parse(part))
+        if len(self.items) >= MAX_QUEUED and self.transport is not None and not self.paused:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool | None:
+        rest = b"".join(self._chunks)
+        if rest.strip() and not self._skipping:
+            self.items.append(_parse(rest))
+        self._chunks, self._size = [], 0
+        self._end()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        self.ended = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class _LineReader:
+    """The server's read stream: the parsed lines, in order; EndOfStream once stdin has ended."""
+
+    def __init__(self, lines: _Lines) -> None:
+        self._lines = lines
+        self._closed = False
+
+    async def first_request(self) -> types.JSONRPCRequest | None:
+        """The client's first request, left in the stream (None: stdin ended before one came)."""
+        lines, seen = self._lines, 0
+        while True:
+            for item in itertools.islice(lines.items, seen, None):
+                if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCRequest):
+                    return item.message
+            seen = len(lines.items)
+            if lines.ended or self._closed:
+                return None
+            lines.waiter = asyncio.get_running_loop().create_future()
+            await lines.waiter
+
+    async def receive(self) -> SessionMessage | Exception:
+        lines = self._lines
+        while not lines.items:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if lines.ended:
+                raise anyio.EndOfStream
+            lines.waiter = asyncio.get_running_loop().create_future()
+            await lines.waiter
+        item = lines.items.popleft()
+        if lines.paused and len(lines.items) < MAX_QUEUED // 2 and lines.transport is not None:
+            lines.paused = False
+            lines.transport.resume_reading()
+        return item
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._lines._wake()
+
+    def __aiter__(self) -> _LineReader:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _LineReader:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class _LineWriter:
+    """The server's write stream: each message is written to stdout as it is sent (no writer task);
+    a send waits only while the pipe is full."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self.closed = False
+
+    async def send(self, item: SessionMessage) -> None:
+        if self.closed:
+            raise anyio.ClosedResourceError
+        if self._writer.transport.is_closing():
+            raise anyio.BrokenResourceError
+        self._writer.write(_line(item))
+        try:
+            await self._writer.drain()  # returns at once unless the client has stopped reading
+        except (ConnectionError, OSError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    async def __aenter__(self) -> _LineWriter:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def _parse(line: bytes) -> SessionMessage | Exception:
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except Exception as exc:
+        return exc
+
+
 def _line(session_message: SessionMessage) -> bytes:
     return session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
+
+
+async def serve(
+    server: Server[Any], read_stream: _LineReader, write_stream: _LineWriter, init: InitializationOptions
+) -> None:
+    """`server.run(read_stream, write_stream, init)` without the SDK's relay task.
+
+    `Server.run` peeks at the client's first request to choose the protocol era (a 2026-07-28 envelope
+    on a request other than `initialize` opens a modern connection, anything else a handshake one), then
+    relays every later message through a task and a memory stream so that request can be replayed. Our
+    read stream can show the first request without consuming it, so this makes the same choice and
+    hands the stream itself to the era's loop: two event-loop turns less per message. Falls back to
+    `server.run` when the SDK's loops are not where 2.3 has them.
+    """
+    try:
+        from mcp.server.runner import _has_modern_envelope, _serve_legacy_stream, _serve_modern_stream
+    except ImportError:
+        await server.run(read_stream, write_stream, init)
+        return
+    async with server.lifespan(server) as state:
+        try:
+            opening = await read_stream.first_request()
+            if opening is not None and opening.method != "initialize" and _has_modern_envelope(opening.params):
+                await _serve_modern_stream(
+                    server, read_stream, write_stream, lifespan_state=state, raise_exceptions=False
+                )
+            else:
+                await _serve_legacy_stream(
+                    server,
+                    read_stream,
+                    write_stream,
+                    lifespan_state=state,
+                    session_id=None,
+                    init_options=init,
+                    raise_exceptions=False,
+                )
+        finally:
+            await read_stream.aclose()
+            await write_stream.aclose()

@@ -276,10 +276,9 @@ class LedgerExecutor:
         """Dispatch with retries; `validated -> dispatching` is the claim that makes this executor the sender
         (an action already `dispatching` was claimed by its creating write, first attempt on record)."""
         claimed = action.state == "dispatching"
-        arguments = dict(request.arguments)
+        call = request
         if policy.key_argument is not None:
-            arguments[policy.key_argument] = action.idempotency_key
-        call = replace(request, arguments=arguments)
+            call = replace(request, arguments={**request.arguments, policy.key_argument: action.idempotency_key})
         meta = {IDEMPOTENCY_META_KEY: action.idempotency_key}
         delays = backoff_delays(policy.retry, self._rng)
         ambiguous = False
@@ -333,7 +332,7 @@ class LedgerExecutor:
                     )
                 except StateConflict as conflict:  # someone settled it first (an operator, a reconcile)
                     return _done(conflict.action)
-                return _done(action)
+                return _done(action, result=dict(result))  # what was just stored, not parsed back
             assert error is not None
             ambiguous = ambiguous or is_ambiguous(error)
             if should_retry(

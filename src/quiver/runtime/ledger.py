@@ -306,7 +306,7 @@ class LedgerStore(Protocol):
 
 def check_transition(from_state: str, to_state: str) -> None:
     """Raise InvalidTransition unless the state machine allows from_state -> to_state."""
-    if not any(state == from_state and to_state in targets for state, targets in TRANSITIONS.items()):
+    if to_state not in TRANSITIONS.get(from_state, ()):  # type: ignore[call-overload]
         raise InvalidTransition(from_state, to_state)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import operator
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -55,6 +56,12 @@ _ACTION_COLUMNS = (
 _ATTEMPT_ENDING = ", ".join(f"{c} = excluded.{c}" for c in ("ended_at", "outcome", "error_type", "error"))
 _SELECT = f"SELECT {', '.join(_ACTION_COLUMNS)} FROM actions"
 _SELECT_COUNTED = f"SELECT {', '.join(_ACTION_COLUMNS)}, event_count FROM actions"
+_INSERT_ACTION = (
+    f"INSERT INTO actions ({', '.join(_ACTION_COLUMNS)}, event_count)"
+    f" VALUES ({', '.join('?' * (len(_ACTION_COLUMNS) + 1))}) ON CONFLICT (idempotency_key) DO NOTHING"
+)
+_STATE = _ACTION_COLUMNS.index("state")
+_columns_of = operator.attrgetter(*_ACTION_COLUMNS)  # Action's fields, in this order (see _action)
 _INSERT_EVENT = "INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)"
 _MIGRATIONS = {  # from version N to N + 1
     1: (
@@ -184,14 +191,11 @@ class SqliteLedger:
         if action.state != "proposed":
             raise ValueError(f"a new action starts as proposed, not {action.state}")
         path = creation_path(then)
-        stored = replace(action, state=path[-1])
-        values = (*(getattr(stored, column) for column in _ACTION_COLUMNS), len(path))
+        columns = _columns_of(action)
+        row = (*columns[:_STATE], path[-1], *columns[_STATE + 1 :])
+        stored = _action(row)
         with self._write() as db:
-            inserted = db.execute(
-                f"INSERT INTO actions ({', '.join(_ACTION_COLUMNS)}, event_count)"
-                f" VALUES ({', '.join('?' * len(values))}) ON CONFLICT (idempotency_key) DO NOTHING",
-                values,
-            ).rowcount
+            inserted = db.execute(_INSERT_ACTION, (*row, len(path))).rowcount
             if inserted:
                 events = [(action.id, seq, action.created_at, *step, None) for seq, step in creation_events(path)]
                 db.executemany(_INSERT_EVENT, events)
@@ -374,4 +378,5 @@ class SqliteLedger:
 
 
 def _action(row: Sequence[JSON]) -> Action:
-    return Action(**dict(zip(_ACTION_COLUMNS, row, strict=True)))
+    """The action of a row of `_ACTION_COLUMNS`, which are Action's fields in their order."""
+    return Action(*row)

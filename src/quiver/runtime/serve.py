@@ -70,7 +70,10 @@ async def serve_stdio(gateway: Gateway) -> int:
         with serving:
             async with transport as (read_stream, write_stream):
                 logger.info("serving agent `%s` over stdio", gateway.manifest.agent_id)
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+                if isinstance(read_stream, _stdio._LineReader) and isinstance(write_stream, _stdio._LineWriter):
+                    await _stdio.serve(server, read_stream, write_stream, server.create_initialization_options())
+                else:
+                    await server.run(read_stream, write_stream, server.create_initialization_options())
         stopped.set()
         logger.info("the client left: stopping the upstream servers")
         await gateway.upstreams.aclose()

@@ -168,6 +168,11 @@ def _tool_attributes(server: str, tool: str, call_id: str | None, description: s
     return attributes
 
 
+def tracing_configured() -> bool:
+    """Whether a tracer provider was set (spans are recorded); without one, spans cost and show nothing."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
 @contextmanager
 def action_span(
     tracer: Tracer,
@@ -182,7 +187,7 @@ def action_span(
     `call_id` is the JSON-RPC request id; `gen_ai.tool.call.id` is set by `ActionSpan.bind`.
     Without a tracer provider (no SDK configured) nothing is started: the no-op span would carry the
     current span's context, which stays current anyway, so what reaches the upstream is the same."""
-    if isinstance(tracer, trace.ProxyTracer) and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+    if isinstance(tracer, trace.ProxyTracer) and not tracing_configured():
         yield _UNTRACED
         return
     attributes = _tool_attributes(server, tool, call_id, description)

@@ -21,7 +21,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from quiver.runtime.telemetry import MCP_ATTRIBUTES, get_tracer
+from quiver.runtime.telemetry import MCP_ATTRIBUTES, get_tracer, tracing_configured
 
 DELEGATING_META_TOOL = "call_tool"  # runs a tool through the executor, which opens the span
 
@@ -36,6 +36,15 @@ class ToolCallTracing:
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":
             return await self.inner(ctx, call_next)
+        if not tracing_configured():  # no span will read the attributes; the caller's context still goes on
+            meta = ctx.meta
+            if not isinstance(meta, dict) or "traceparent" not in meta:
+                return await call_next(ctx)
+            attached = otel_context.attach(extract(dict(meta)))
+            try:
+                return await call_next(ctx)
+            finally:
+                otel_context.detach(attached)
         attributes = {"mcp.method.name": ctx.method, "mcp.protocol.version": ctx.protocol_version}
         if ctx.request_id is not None:
             attributes["jsonrpc.request.id"] = str(ctx.request_id)

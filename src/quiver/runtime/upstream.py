@@ -29,6 +29,10 @@ tree, each step bounded, so no child outlives the gateway.
 * The tool's current definition no longer matches its pin (checked once per connection, so again after
   every restart): `SchemaMismatch`, a non-transient `UpstreamProtocolError`.
 
+A stdio upstream (on POSIX) answers tools/call without the session's round trip when no tracer
+provider is set (`upstream_stdio.DirectCalls`: the same errors, the result checked as the session
+checks it); everything else, and every call while tracing, goes through the `ClientSession`.
+
 `meta` (from the executor: idempotency key, trace context) is merged over `CallRequest.meta` into the
 request's `_meta`; keys of the 2026-07-28 envelope (`io.modelcontextprotocol/*`) and `progressToken`
 are never forwarded.
@@ -49,7 +53,6 @@ import anyio
 import anyio.abc
 import mcp.types as types
 from mcp import ClientSession
-from mcp.client._transport import TransportStreams
 from pydantic import RootModel
 
 from quiver import __version__
@@ -57,6 +60,7 @@ from quiver.errors import InputError
 from quiver.model import JSON, sha256_json
 from quiver.runtime._manifest import ManifestServer
 from quiver.runtime.protocol import CallRequest, UpstreamProtocolError, UpstreamUnavailable
+from quiver.runtime.telemetry import tracing_configured
 from quiver.runtime.upstream_connection import PinCheck, _Connection, _first_line, _leaf, _WatchedReadStream
 from quiver.runtime.upstream_errors import (
     SchemaMismatch,
@@ -208,7 +212,7 @@ class UpstreamManager:
     async def _run(
         self,
         conn: _Connection,
-        connect: Callable[[], AbstractAsyncContextManager[TransportStreams]],
+        connect: Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]],
         timeout_s: float,
     ) -> None:
         """The connection's task: enter the transport and session, initialize, then wait for the end."""
@@ -218,12 +222,13 @@ class UpstreamManager:
     async def _connect(
         self,
         conn: _Connection,
-        connect: Callable[[], AbstractAsyncContextManager[TransportStreams]],
+        connect: Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]],
         timeout_s: float,
     ) -> None:
         try:
             with anyio.fail_after(timeout_s) as startup:
-                async with connect() as (read_stream, write_stream):
+                async with connect() as streams:
+                    read_stream, write_stream = streams[0], streams[1]
                     watched = _WatchedReadStream(read_stream, conn.mark_lost)
                     async with ClientSession(
                         watched, write_stream, message_handler=conn.on_message, client_info=_CLIENT_INFO
@@ -231,6 +236,7 @@ class UpstreamManager:
                         await session.initialize()
                         conn.catalog = await _fetch_catalog(session, conn.server)
                         startup.deadline = math.inf
+                        conn.direct = streams[2] if len(streams) > 2 else None
                         conn.session = session
                         conn.ready.set()
                         await conn.ended.wait()
@@ -246,7 +252,7 @@ class UpstreamManager:
             conn.done.set()
             self._running.discard(conn)
 
-    def _transport(self, server: str, timeout_s: float) -> Callable[[], AbstractAsyncContextManager[TransportStreams]]:
+    def _transport(self, server: str, timeout_s: float) -> Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]]:
         """A factory for the server's transport, with variable references expanded. Raises InputError."""
         spec = self._servers[server]
         transport = spec.transport
@@ -331,9 +337,6 @@ class UpstreamManager:
         pin: str | None = None,
     ) -> dict[str, JSON]:
         """tools/call on `server`, as wire JSON (camelCase). See the module docstring for the errors."""
-        request_meta = cast(types.RequestParamsMeta, dict(meta)) if meta else None
-        params = types.CallToolRequestParams(name=tool, arguments=dict(arguments), _meta=request_meta)
-        request = types.CallToolRequest(params=params)
         for attempt in (1, 2):
             if pin is not None and not pin:  # "" is no pin: never a match, never "unchecked"
                 raise SchemaMismatch(f"`{server}/{tool}` has no pin (an empty sha256) in the manifest; recompile")
@@ -347,8 +350,13 @@ class UpstreamManager:
             session = conn.session
             assert session is not None
             try:
+                if conn.direct is not None and not tracing_configured():  # see upstream_stdio
+                    # its timeout covers the write too: no backstop needed
+                    return await conn.direct.call_tool(tool, arguments, meta, timeout_s, session.protocol_version)
                 with anyio.fail_after(timeout_s + BACKSTOP_S):
-                    raw = await session.send_request(request, _RawResult, request_read_timeout_seconds=timeout_s)
+                    raw = await session.send_request(
+                        _call_request(tool, arguments, meta), _RawResult, request_read_timeout_seconds=timeout_s
+                    )
                     return raw.root
             except Exception as exc:
                 mapped = _map_error(exc, conn, "tools/call")
@@ -362,6 +370,13 @@ class UpstreamManager:
                     ) from None
                 raise mapped from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _call_request(tool: str, arguments: Mapping[str, JSON], meta: Mapping[str, JSON] | None) -> types.CallToolRequest:
+    request_meta = cast(types.RequestParamsMeta, dict(meta)) if meta else None
+    return types.CallToolRequest(
+        params=types.CallToolRequestParams(name=tool, arguments=dict(arguments), _meta=request_meta)
+    )
 
 
 def _forwardable(key: str) -> bool:

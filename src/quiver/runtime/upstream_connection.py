@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp.types as types
@@ -17,6 +17,9 @@ from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from quiver.model import JSON
+
+if TYPE_CHECKING:
+    from quiver.runtime.upstream_stdio import DirectCalls
 
 logger = logging.getLogger("quiver.runtime.upstream")  # the name its records had before the split
 
@@ -46,6 +49,7 @@ class _Connection:
     done: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # its task's, for `aclose`
     lost: bool = False
+    direct: DirectCalls | None = None  # the transport's, where it has them (stdio)
 
     @property
     def usable(self) -> bool:

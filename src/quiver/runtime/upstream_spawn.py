@@ -1,11 +1,14 @@
-"""Start-up of an upstream's transport: the stdio child process (under the guard), streamable HTTP and SSE."""
+"""Start-up of an upstream's transport: the stdio child process (under the guard), streamable HTTP and SSE.
+
+Each yields the (read stream, write stream) of a `ClientSession`; the stdio one (on POSIX) also yields
+its `upstream_stdio.DirectCalls` third."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TextIO
+from typing import Any, TextIO
 
 from mcp.client._transport import TransportStreams
 
@@ -15,12 +18,18 @@ from quiver.runtime._guard import guarded
 @asynccontextmanager
 async def _stdio_streams(
     command: str, args: list[str], env: Mapping[str, str], cwd: str | None, errlog: TextIO | None
-) -> AsyncIterator[TransportStreams]:
+) -> AsyncIterator[tuple[Any, ...]]:
     from mcp import StdioServerParameters, stdio_client
+
+    from quiver.runtime import upstream_stdio
 
     # The whole environment, as a shell would pass it (stdio_client alone passes a safe subset); on Linux
     # under the guard that kills the server when the gateway dies (`quiver.runtime._guard`).
     command, args = guarded(command, args, env, cwd)
+    if upstream_stdio.usable():  # with direct tools/call (POSIX)
+        async with upstream_stdio.stdio_pipes(command, args, env, cwd, errlog or sys.stderr) as pipes:
+            yield pipes
+        return
     params = StdioServerParameters(command=command, args=args, env=dict(env), cwd=cwd)
     async with stdio_client(params, errlog=errlog or sys.stderr) as streams:
         yield streams
