@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.suggest",
         "quiver.variables",
         "quiver.validation",
+        "quiver.schema_fast",
         "quiver.builtins",
         "quiver.metatools",
         "quiver.since",

@@ -1,4 +1,4 @@
-"""The jsonschema-free fast path (lint/support/schema_fast.py) never vouches for what jsonschema rejects.
+"""The jsonschema-free fast path (schema_fast.py) never vouches for what jsonschema rejects.
 
 Differential: random shallow nodes and defaults, built from the keywords the fast path models, values that
 are right, wrong and borderline, and keywords it does not model; whenever the fast path says "valid",
@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quiver.lint.support.schema_fast import TABLES, default_valid, known_dialect, shallow_valid
+from quiver.schema_fast import TABLES, default_valid, known_dialect, shallow_valid
 from quiver.lint.support.schema_walk import DIALECTS, MetaChecker, _shallow, validator_class, walk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,3 +166,63 @@ def test_a_cold_lint_of_the_demo_never_imports_jsonschema(tmp_path: Path) -> Non
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "False"
     assert any(f["rule"].startswith("TOOL") for f in json.loads(done.stdout))  # it did lint the tools
+
+
+_leaf_schemas = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["string", "integer", "number", "boolean", "null", "array", "object"]),
+        "minimum": st.integers(-2, 3),
+        "maxLength": st.integers(0, 4),
+        "enum": st.just(["a", "b", ""]),
+        "minItems": st.integers(0, 2),
+        "uniqueItems": st.booleans(),
+    },
+)
+_schemas_tree = st.recursive(
+    _leaf_schemas,
+    lambda inner: st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(["object", "array"]),
+            "properties": st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+            "required": st.lists(st.sampled_from(["a", "b", "c"]), unique=True, max_size=2),
+            "additionalProperties": st.one_of(st.booleans(), inner),
+            "items": inner,
+            "maxProperties": st.integers(0, 3),
+            "anyOf": st.lists(inner, min_size=1, max_size=2),
+        },
+    ),
+    max_leaves=6,
+)
+_instances = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 4), st.sampled_from([1.0, 2.5, "a", "b", "xyz", ""])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(FAST_DIALECTS), _schemas_tree, _instances)
+def test_an_instance_the_fast_path_vouches_for_satisfies_its_schema(dialect: str, schema: Any, value: Any) -> None:
+    from quiver.schema_fast import instance_valid
+
+    if instance_valid(dialect, schema, value):
+        assert validator_class(dialect)(schema).is_valid(value), (dialect, schema, value)
+
+
+def test_the_fast_path_vouches_for_typical_tool_arguments() -> None:
+    from quiver.schema_fast import instance_valid
+
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    assert instance_valid("Draft202012Validator", schema, {"text": "hi", "count": 2})
+    assert not instance_valid("Draft202012Validator", schema, {"text": "hi", "extra": 1})
+    assert not instance_valid("Draft202012Validator", schema, {"count": 2})
+    assert not instance_valid("Draft4Validator", schema, {"text": "hi"})  # not modelled: jsonschema decides

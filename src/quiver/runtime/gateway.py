@@ -52,6 +52,7 @@ from quiver.runtime.session import GatewaySession, SessionScope
 from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span
 from quiver.runtime.upstream import PinCheck, UpstreamManager
 from quiver.runtime.usage import NullRecorder, Recorder
+from quiver.schema_fast import instance_valid
 from quiver.suggest import did_you_mean
 
 __all__ = ["DEFAULT_SEARCH_LIMIT", "Gateway", "GatewayScope"]  # the first and last moved to `gateway_*`
@@ -323,6 +324,8 @@ class Gateway(_MetaTools):
             except jsonschema.SchemaError as exc:
                 return f"the pinned inputSchema is not a valid JSON Schema ({exc.message})"
             validator = self._validators[key] = cls(schema)
+        if instance_valid(type(validator).__name__, schema, args):
+            return None  # the common arguments, vouched for without jsonschema's walk (30-40 us a call)
         error = jsonschema.exceptions.best_match(validator.iter_errors(args))
         if error is None:
             return None

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from quiver.lint.support.schema_fast import DEFAULT_DIALECT, known_dialect, shallow_valid
 from quiver.model import JSON
+from quiver.schema_fast import DEFAULT_DIALECT, known_dialect, shallow_valid
 
 Path = tuple[str, ...]
 

@@ -9,11 +9,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from quiver.findings.rule import Rule
-from quiver.lint.support.schema_fast import default_valid
 from quiver.lint.support.schema_walk import ALL, Node, resolve_pointer, validator_class, walk
 from quiver.lint.support.text import as_json, shown, where
 from quiver.lint.tool.schema import check
 from quiver.model import JSON, Finding
+from quiver.schema_fast import default_valid
 
 _LISTED = 6
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")

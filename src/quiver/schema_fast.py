@@ -232,7 +232,17 @@ def default_valid(dialect: str, node: Mapping[str, JSON]) -> bool:
     return _satisfies(node, node["default"], 0)
 
 
-def _satisfies(schema: JSON, value: JSON, depth: int) -> bool:
+def instance_valid(dialect: str, schema: JSON, value: JSON) -> bool:
+    """True when `value` certainly satisfies `schema` (a schema that passed its meta-schema) under `dialect`,
+    as `cls(schema).is_valid(value)` would say (formats not asserted); False: ask jsonschema. Objects and
+    arrays are checked member by member (`properties`, `required`, `additionalProperties`, `items`, sizes);
+    the gateway's argument check (runtime/gateway.py) asks this first."""
+    if dialect not in TABLES:
+        return False
+    return _satisfies(schema, value, 0, dialect)
+
+
+def _satisfies(schema: JSON, value: JSON, depth: int, dialect: str | None = None) -> bool:
     if isinstance(schema, bool):
         return schema
     if not isinstance(schema, dict) or depth > 8:
@@ -241,12 +251,55 @@ def _satisfies(schema: JSON, value: JSON, depth: int) -> bool:
         if key in _ANNOTATIONS or key not in _CONSTRAINED:
             continue  # an annotation, or an unknown keyword: neither asserts anything
         if key in ("anyOf", "allOf") and isinstance(rule, list) and rule:
-            passes = (_satisfies(sub, value, depth + 1) for sub in rule)
+            passes = (_satisfies(sub, value, depth + 1, dialect) for sub in rule)
             if not (any(passes) if key == "anyOf" else all(passes)):
+                return False
+        elif dialect is not None and isinstance(value, dict | list) and key in _MEMBERS:
+            if not _members(key, rule, schema, value, depth, dialect):
                 return False
         elif not _holds(key, rule, value):
             return False
     return True
+
+
+# Keywords checked member by member for a non-empty object or array (instance checks only).
+_MEMBERS = frozenset(
+    {"properties", "required", "additionalProperties", "items", "minItems", "maxItems"}
+    | {"minProperties", "maxProperties", "uniqueItems"}
+)
+
+
+def _members(key: str, rule: JSON, schema: dict[str, JSON], value: JSON, depth: int, dialect: str) -> bool:
+    if isinstance(value, list):
+        if key in _OBJECT_KEYWORDS:
+            return True  # an object keyword asserts nothing on an array
+        if key == "items":  # one schema for every item (2020-12; and draft-06 to 2019-09 without a list form)
+            if not isinstance(rule, dict | bool) or "prefixItems" in schema or "additionalItems" in schema:
+                return False
+            return all(_satisfies(rule, item, depth + 1, dialect) for item in value)
+        if key in ("minItems", "maxItems"):
+            return _count(rule) and (len(value) >= rule if key == "minItems" else len(value) <= rule)
+        if key == "uniqueItems":
+            return rule is False or len(value) < 2  # equality of JSON values is jsonschema's to judge
+        return False
+    assert isinstance(value, dict)
+    if key in _ARRAY_KEYWORDS:
+        return True  # an array keyword asserts nothing on an object
+    if "patternProperties" in schema:
+        return False
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        return False
+    if key == "properties":
+        return all(_satisfies(properties[k], v, depth + 1, dialect) for k, v in value.items() if k in properties)
+    if key == "required":
+        return isinstance(rule, list) and all(isinstance(k, str) and k in value for k in rule)
+    if key == "additionalProperties":
+        extra = [v for k, v in value.items() if k not in properties]
+        return all(_satisfies(rule, v, depth + 1, dialect) for v in extra)
+    if key in ("minProperties", "maxProperties"):
+        return _count(rule) and (len(value) >= rule if key == "minProperties" else len(value) <= rule)
+    return False
 
 
 def _holds(key: str, rule: JSON, value: JSON) -> bool:
