@@ -24,3 +24,14 @@ def pretty_bytes(value: JSON) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
     except (ImportError, TypeError):
         return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def compact_line(value: JSON) -> bytes:
+    """One JSON line (sorted keys, no spaces, UTF-8 kept, final newline) for a log a program reads back:
+    orjson's bytes, or the standard library's where orjson refuses the value."""
+    try:
+        import orjson
+
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+    except (ImportError, TypeError):
+        return (json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")

@@ -70,6 +70,7 @@ TRANSITIONS: Mapping[State, frozenset[State]] = MappingProxyType(
 MUTABLE_FIELDS = frozenset({"attempts", "approval", "approval_ref", "result", "error_type", "error", "owner"})
 MAX_ERROR_CHARS = 2000
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_CROCKFORD_PAIRS = tuple(a + b for a in _CROCKFORD for b in _CROCKFORD)  # every 10-bit value as 2 characters
 
 
 class LedgerError(Exception):
@@ -371,11 +372,8 @@ def sha256_text(text: str) -> str:
 def new_action_id(now: float, random_bytes: Callable[[int], bytes] = os.urandom) -> str:
     """A 26-character ULID-like id: 48-bit milliseconds then 80 random bits, Crockford base32."""
     value = (int(now * 1000) & ((1 << 48) - 1)) << 80 | int.from_bytes(random_bytes(10), "big")
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    pairs = _CROCKFORD_PAIRS
+    return "".join([pairs[(value >> shift) & 1023] for shift in range(120, -1, -10)])  # 10 bits a step
 
 
 def iso_time(ts: float) -> str:

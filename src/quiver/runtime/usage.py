@@ -21,7 +21,6 @@ turns itself off. Standard library only, so importing it costs nothing.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Protocol
 
+from quiver.jsonout import compact_line
 from quiver.sources.usage_log import FORMAT_VERSION, USAGE_DIR, UsageLog, read_usage
 
 __all__ = [
@@ -155,7 +155,7 @@ class UsageRecorder:
             "agent": self._agents.get(session_id, self._agent),
             **fields,
         }
-        line = (json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+        line = compact_line(record)
         try:
             if self._fd is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
