@@ -349,3 +349,25 @@ async def test_the_wal_is_checkpointed_by_a_background_thread_not_by_the_writes(
     assert not any(t.is_alive() for t in threads), "close() leaves the checkpoint thread running"
     with sqlite3.connect(path) as raw:  # and the last close checkpointed everything: nothing lost
         assert raw.execute("SELECT COUNT(*) FROM actions").fetchone() == (len(keys),)
+
+
+def test_action_ids_are_48_bits_of_milliseconds_then_80_random_bits_in_crockford_base32() -> None:
+    import random
+
+    from quiver.runtime.ledger import _CROCKFORD, new_action_id
+
+    def one_char_at_a_time(now: float, random_bits: bytes) -> str:
+        value = (int(now * 1000) & ((1 << 48) - 1)) << 80 | int.from_bytes(random_bits, "big")
+        chars = []
+        for _ in range(26):
+            chars.append(_CROCKFORD[value & 31])
+            value >>= 5
+        return "".join(reversed(chars))
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        bits = bytes(rng.getrandbits(8) for _ in range(10))
+        now = rng.uniform(0, 2**48 / 1000)
+        assert new_action_id(now, lambda n, b=bits: b[:n]) == one_char_at_a_time(now, bits)
+    early, late = new_action_id(1.0), new_action_id(2.0)
+    assert len(early) == 26 and early < late  # ids sort by time
