@@ -38,6 +38,8 @@ from mcp.server import Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
+from quiver.runtime._read_stream import ReadStreamBase
+
 __all__ = ["serve", "stdio_streams", "usable"]
 
 logger = logging.getLogger(__name__)
@@ -165,7 +167,7 @@ class _Lines(asyncio.Protocol):
             waiter.set_result(None)
 
 
-class _LineReader:
+class _LineReader(ReadStreamBase):
     """The server's read stream: the parsed lines, in order; EndOfStream once stdin has ended."""
 
     def __init__(self, lines: _Lines) -> None:
@@ -203,23 +205,6 @@ class _LineReader:
     async def aclose(self) -> None:
         self._closed = True
         self._lines._wake()
-
-    def __aiter__(self) -> _LineReader:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _LineReader:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 class _LineWriter:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -17,6 +16,7 @@ from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from quiver.model import JSON
+from quiver.runtime._read_stream import ReadStreamBase
 
 if TYPE_CHECKING:
     from quiver.runtime.upstream_stdio import DirectCalls
@@ -68,7 +68,7 @@ class _Connection:
             logger.warning("upstream `%s` sent something that is not MCP: %s", self.server, _first_line(message))
 
 
-class _WatchedReadStream:
+class _WatchedReadStream(ReadStreamBase):
     """A transport's read stream that reports its end: how a crashed server is noticed between calls."""
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], on_end: Callable[[], None]) -> None:
@@ -88,23 +88,6 @@ class _WatchedReadStream:
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 def _leaf(exc: BaseException) -> BaseException:
