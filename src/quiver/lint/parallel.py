@@ -19,8 +19,9 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from quiver.findings.rule import Check, Rule
+from quiver.lint import engine
 from quiver.lint.engine import LintContext, checks_of
-from quiver.lint.support.cache import ProjectCheck, cached_project_findings, store_project_findings
+from quiver.lint.support.cache import ProjectCheck, has_project_findings, store_project_findings
 from quiver.model import Finding, finding_from_json
 
 # Which project checks a worker may take, heaviest first (the order they are claimed in).
@@ -43,20 +44,20 @@ def jobs() -> int:
 def run_checks(ctx: LintContext, rules: Sequence[Rule]) -> Iterator[Finding]:
     """Every finding of the checks behind `rules`, in check order, the uncached project checks shared."""
     checks = checks_of(rules)
-    shared = _shared(ctx, checks)
-    workers = min(len(shared), jobs() - 1, MAX_WORKERS) if sys.platform == "linux" else 0
+    spare = jobs() - 1 if sys.platform == "linux" else 0
+    shared = _shared(ctx, checks) if spare > 0 else []
+    workers = min(len(shared), spare, MAX_WORKERS)
     if workers <= 0:
-        for check in checks:
-            yield from check(ctx)
+        yield from engine.run_checks(ctx, rules)
         return
-    done = _share(ctx, checks, shared, workers)
+    done = _share(ctx, checks, shared, workers)  # every check's findings
     for check in checks:
-        yield from done[id(check)] if id(check) in done else check(ctx)
+        yield from done[id(check)]
 
 
 def _shared(ctx: LintContext, checks: Sequence[Check]) -> list[ProjectCheck]:
     project = [c for c in checks if isinstance(c, ProjectCheck) and c.name in SHARED]
-    uncached = [c for c in project if cached_project_findings(ctx, c.name) is None]
+    uncached = [c for c in project if not has_project_findings(ctx, c.name)]
     return sorted(uncached, key=lambda c: SHARED.index(c.name))
 
 

@@ -109,9 +109,13 @@ def project_key(ctx: LintContext) -> str:
 
 def cached_project_findings(ctx: LintContext, name: str) -> list[Finding] | None:
     """The findings a whole-project check `name` stored for the project's current inputs, or None."""
-    data = _project_cache(ctx)
-    found = data.get(f"{name}:{project_key(ctx)}")
+    found = _project_cache(ctx).get(f"{name}:{project_key(ctx)}")
     return [finding_from_json(item) for item in found] if isinstance(found, list) else None
+
+
+def has_project_findings(ctx: LintContext, name: str) -> bool:
+    """Whether `cached_project_findings` has them (without building the findings)."""
+    return isinstance(_project_cache(ctx).get(f"{name}:{project_key(ctx)}"), list)
 
 
 def store_project_findings(ctx: LintContext, name: str, found: list[Finding]) -> None:
