@@ -226,10 +226,8 @@ _TYPES: Mapping[str, Callable[[JSON], bool]] = {
 
 
 def default_valid(dialect: str, node: Mapping[str, JSON]) -> bool:
-    """True when `node["default"]` certainly satisfies `node` (scalar assertions only; False: ask jsonschema)."""
-    if dialect not in TABLES or "default" not in node:
-        return False
-    return _satisfies(node, node["default"], 0)
+    """True when `node["default"]` certainly satisfies `node` (`instance_valid`; False: ask jsonschema)."""
+    return "default" in node and instance_valid(dialect, node, node["default"])
 
 
 def instance_valid(dialect: str, schema: JSON, value: JSON) -> bool:
@@ -239,10 +237,10 @@ def instance_valid(dialect: str, schema: JSON, value: JSON) -> bool:
     the gateway's argument check (runtime/gateway.py) asks this first."""
     if dialect not in TABLES:
         return False
-    return _satisfies(schema, value, 0, dialect)
+    return _satisfies(schema, value, 0)
 
 
-def _satisfies(schema: JSON, value: JSON, depth: int, dialect: str | None = None) -> bool:
+def _satisfies(schema: JSON, value: JSON, depth: int) -> bool:
     if isinstance(schema, bool):
         return schema
     if not isinstance(schema, dict) or depth > 8:
@@ -251,11 +249,11 @@ def _satisfies(schema: JSON, value: JSON, depth: int, dialect: str | None = None
         if key in _ANNOTATIONS or key not in _CONSTRAINED:
             continue  # an annotation, or an unknown keyword: neither asserts anything
         if key in ("anyOf", "allOf") and isinstance(rule, list) and rule:
-            passes = (_satisfies(sub, value, depth + 1, dialect) for sub in rule)
+            passes = (_satisfies(sub, value, depth + 1) for sub in rule)
             if not (any(passes) if key == "anyOf" else all(passes)):
                 return False
-        elif dialect is not None and isinstance(value, dict | list) and key in _MEMBERS:
-            if not _members(key, rule, schema, value, depth, dialect):
+        elif isinstance(value, dict | list) and key in _MEMBERS:
+            if not _members(key, rule, schema, value, depth):
                 return False
         elif not _holds(key, rule, value):
             return False
@@ -269,14 +267,14 @@ _MEMBERS = frozenset(
 )
 
 
-def _members(key: str, rule: JSON, schema: dict[str, JSON], value: JSON, depth: int, dialect: str) -> bool:
+def _members(key: str, rule: JSON, schema: dict[str, JSON], value: JSON, depth: int) -> bool:
     if isinstance(value, list):
         if key in _OBJECT_KEYWORDS:
             return True  # an object keyword asserts nothing on an array
         if key == "items":  # one schema for every item (2020-12; and draft-06 to 2019-09 without a list form)
             if not isinstance(rule, dict | bool) or "prefixItems" in schema or "additionalItems" in schema:
                 return False
-            return all(_satisfies(rule, item, depth + 1, dialect) for item in value)
+            return all(_satisfies(rule, item, depth + 1) for item in value)
         if key in ("minItems", "maxItems"):
             return _count(rule) and (len(value) >= rule if key == "minItems" else len(value) <= rule)
         if key == "uniqueItems":
@@ -291,12 +289,12 @@ def _members(key: str, rule: JSON, schema: dict[str, JSON], value: JSON, depth: 
     if not isinstance(properties, dict):
         return False
     if key == "properties":
-        return all(_satisfies(properties[k], v, depth + 1, dialect) for k, v in value.items() if k in properties)
+        return all(_satisfies(properties[k], v, depth + 1) for k, v in value.items() if k in properties)
     if key == "required":
         return isinstance(rule, list) and all(isinstance(k, str) and k in value for k in rule)
     if key == "additionalProperties":
         extra = [v for k, v in value.items() if k not in properties]
-        return all(_satisfies(rule, v, depth + 1, dialect) for v in extra)
+        return all(_satisfies(rule, v, depth + 1) for v in extra)
     if key in ("minProperties", "maxProperties"):
         return _count(rule) and (len(value) >= rule if key == "minProperties" else len(value) <= rule)
     return False
@@ -331,24 +329,18 @@ def _holds(key: str, rule: JSON, value: JSON) -> bool:
             return False
         return not isinstance(value, str) or re.search(rule, value) is not None
     if key in _ARRAY_KEYWORDS:
-        return not isinstance(value, list) or (value == [] and _ARRAY_KEYWORDS[key](rule))
+        return not isinstance(value, list) or value == []
     if key in _OBJECT_KEYWORDS:
-        return not isinstance(value, dict) or (value == {} and _OBJECT_KEYWORDS[key](rule))
+        return not isinstance(value, dict) or value == {}
     return False  # any other assertion (anyOf, multipleOf, if, ...): jsonschema's to judge
 
 
-# Keywords that assert only on arrays (or objects), with whether an empty one passes them.
-_ARRAY_KEYWORDS: Mapping[str, Callable[[JSON], bool]] = {
-    **dict.fromkeys(("items", "prefixItems", "additionalItems", "unevaluatedItems", "uniqueItems"), _anything),
-    "maxItems": _anything,
-    "minItems": lambda rule: rule == 0,
-}
-_OBJECT_KEYWORDS: Mapping[str, Callable[[JSON], bool]] = {
-    **dict.fromkeys(
-        ("properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames"),
-        _anything,
-    ),
-    **dict.fromkeys(("maxProperties", "dependentRequired", "dependentSchemas", "dependencies"), _anything),
-    "minProperties": lambda rule: rule == 0,
-    "required": lambda rule: rule == [],
-}
+# Keywords that assert only on arrays (or objects). An array or object is checked member by member for
+# `_MEMBERS`; the others pass an empty one (there is nothing for them to reject) and are jsonschema's otherwise.
+_ARRAY_KEYWORDS = frozenset(
+    {"items", "prefixItems", "additionalItems", "unevaluatedItems", "uniqueItems", "maxItems", "minItems"}
+)
+_OBJECT_KEYWORDS = frozenset(
+    {"properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames"}
+    | {"maxProperties", "minProperties", "required", "dependentRequired", "dependentSchemas", "dependencies"}
+)

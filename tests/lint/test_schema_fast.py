@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quiver.schema_fast import TABLES, default_valid, known_dialect, shallow_valid
 from quiver.lint.support.schema_walk import DIALECTS, MetaChecker, _shallow, validator_class, walk
+from quiver.schema_fast import TABLES, default_valid, known_dialect, shallow_valid
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST_DIALECTS = sorted(TABLES)
