@@ -94,17 +94,12 @@ def _hidden_body_lines(agent: Agent) -> Iterator[Text]:
     from quiver.lint.support.injection import invisible
 
     for offset, line in enumerate(agent.body.split("\n")):
-        if any(_hidden_char(chr(h.code_point)) for h in invisible(line)):
+        if any(_HIDDEN.match(chr(h.code_point)) for h in invisible(line)):
             where = Location(agent.path, agent.body_line + offset, 1)
             yield Text(line, "body", f"agent `{agent.id}`", where, agent=agent.id)
 
 
 _HIDDEN = re.compile("[\u202a-\u202e\u2066-\u2069\U000e0000-\U0010ffff]")  # bidi controls, tag characters
-
-
-def _hidden_char(c: str) -> bool:
-    point = ord(c)
-    return 0x202A <= point <= 0x202E or 0x2066 <= point <= 0x2069 or point >= 0xE0000
 
 
 def project_texts(project: Project) -> Iterator[Text]:
