@@ -111,5 +111,7 @@ def test_the_demo_report_is_byte_identical_with_and_without_workers(tmp_path: Pa
 def test_jobs_follow_quiver_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QUIVER_JOBS", "1")
     assert parallel.jobs() == 1
-    monkeypatch.setenv("QUIVER_JOBS", "not a number")
-    assert parallel.jobs() >= 1
+    monkeypatch.setenv("QUIVER_JOBS", "not a number")  # ignored: every CPU this process may use
+    assert parallel.jobs() == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("QUIVER_JOBS", "10000")  # a cap, never more processes than CPUs
+    assert parallel.jobs() == len(os.sched_getaffinity(0))
