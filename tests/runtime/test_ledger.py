@@ -351,6 +351,38 @@ async def test_the_wal_is_checkpointed_by_a_background_thread_not_by_the_writes(
         assert raw.execute("SELECT COUNT(*) FROM actions").fetchone() == (len(keys),)
 
 
+@pytest.mark.anyio
+async def test_the_wal_restarts_under_steady_writes_instead_of_growing_with_every_call(tmp_path: Path) -> None:
+    """Back-to-back calls overlap every background checkpoint; the WAL must still restart (not keep
+    every frame ever written until the gateway stops)."""
+    path = tmp_path / "ledger.db"
+    wal = path.with_name("ledger.db-wal")
+    ledger = SqliteLedger(path)
+    batches = 30
+
+    async def one_call(n: int) -> None:
+        created, _ = await ledger.create_action(make_action(f"k{n}"), then=("validated", "dispatching"))
+        await ledger.transition(created.id, ("dispatching",), "succeeded", at=T0 + 1, result='{"content":[]}')
+
+    try:
+        for n in range(CHECKPOINT_EVERY // 2 - 1):  # one batch of commits, before any checkpoint is asked for
+            await one_call(n)
+        frames_per_batch = (wal.stat().st_size - 32) / (1024 + 24)  # WAL header, then (frame header + page)s
+        for n in range(CHECKPOINT_EVERY // 2 - 1, batches * CHECKPOINT_EVERY // 2):
+            await one_call(n)
+        with sqlite3.connect(path) as raw, anyio.fail_after(60):  # a bound for a stuck thread, not a speed goal
+            while True:  # the frames since the WAL last restarted (-1 while the thread is checkpointing)
+                _, frames, _ = raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if frames >= 0:
+                    break
+                await anyio.sleep(0.01)
+    finally:
+        ledger.close()
+    assert frames < batches / 3 * frames_per_batch, (
+        f"{frames} WAL frames after {batches} batches of {frames_per_batch:.0f}: the WAL never restarted"
+    )
+
+
 def test_action_ids_are_48_bits_of_milliseconds_then_80_random_bits_in_crockford_base32() -> None:
     import random
 

@@ -121,6 +121,7 @@ _SCHEMA = (
 
 
 PAGE_SIZE = 1024  # bytes, for a new ledger file (see __init__)
+WAL_SIZE_LIMIT = 4 * 1024 * 1024  # bytes the WAL file is cut back to when it restarts
 
 
 class SqliteLedger:
@@ -149,9 +150,12 @@ class SqliteLedger:
         self._conn.execute("PRAGMA foreign_keys = ON")
         self.upgraded_from: int | None = None  # the schema version `_migrate` upgraded in place, if it did
         self._commits = 0
-        self._checkpoints = Checkpointer(str(path), busy_timeout_ms) if str(path) != ":memory:" else None
+        self._checkpoints = Checkpointer(str(path), busy_timeout_ms, self._lock) if str(path) != ":memory:" else None
         if self._checkpoints is not None:  # checkpoints (and their fsyncs) move off the write path
             self._conn.execute("PRAGMA wal_autocheckpoint = 0")
+        # a WAL that a burst grew (or an older quiver's, which never restarted under load) shrinks back
+        # to this when it restarts
+        self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         self._migrate()
 
     def _use_wal(self, budget_s: float) -> None:
