@@ -243,6 +243,41 @@ async def test_a_version_1_ledger_is_upgraded_in_place_and_its_events_keep_count
 
 
 @pytest.mark.anyio
+async def test_a_ledger_with_rowid_event_and_attempt_tables_reads_and_writes_as_a_new_one(tmp_path: Path) -> None:
+    """New files get WITHOUT ROWID events/attempts; a file an older quiver made (rowid tables, same
+    columns and keys) must keep working with the same statements, with no migration."""
+    from quiver.runtime.ledger_sqlite import _SCHEMA
+
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as raw:
+        for statement in _SCHEMA:
+            raw.execute(statement.replace(" WITHOUT ROWID", ""))
+        raw.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    new = tmp_path / "new.db"
+    histories = []
+    for path in (old, new):
+        store = SqliteLedger(path)
+        try:
+            draft = replace(make_action("k", at=T0), id=new_action_id(T0, lambda n: bytes(n)), attempts=1)
+            first = Attempt(draft.id, 1, T0, T0, "in_flight")
+            action, _ = await store.create_action(draft, then=("validated", "dispatching"), attempt=first)
+            ended = Attempt(draft.id, 1, T0, T0 + 1, "ok")
+            done = await store.transition(
+                action.id, ("dispatching",), "succeeded", at=T0 + 1, attempt=ended, result="{}"
+            )
+            assert done == await store.get(action.id)
+            histories.append((done, await store.events(action.id), await store.attempts(action.id)))
+        finally:
+            store.close()
+        with sqlite3.connect(path) as raw:
+            tables = dict(raw.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall())
+        assert ("WITHOUT ROWID" in tables["events"], "WITHOUT ROWID" in tables["attempts"]) == ((path == new),) * 2
+    assert histories[0] == histories[1]
+    assert [(e.seq, e.to_state) for e in histories[0][1]][-1] == (4, "succeeded")
+    assert [a.outcome for a in histories[0][2]] == ["ok"]
+
+
+@pytest.mark.anyio
 async def test_a_new_action_can_move_on_to_dispatching_in_its_creating_write(store: SqliteLedger) -> None:
     draft = replace(make_action(), attempts=1)
     first = Attempt(draft.id, 1, T0, T0, "in_flight")

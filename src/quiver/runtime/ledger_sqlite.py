@@ -7,22 +7,25 @@ case the ledger exists for (SIGKILL, OOM); `synchronous="FULL"` also keeps it th
 the price of an fsync per transaction. The methods are `async` for the store protocol but run the
 statements inline: each is a short local transaction, and a thread hop would cost more than the write.
 
-The SQL is kept portable (no AUTOINCREMENT, no SQLite-only functions; `ON CONFLICT DO NOTHING` and
-`||` exist in PostgreSQL too) for the planned PostgreSQL store. Schema changes bump `SCHEMA_VERSION`
-in the `meta` table; a newer file than this code understands is refused.
+The statements stay portable (no AUTOINCREMENT, no SQLite-only functions; `ON CONFLICT DO NOTHING`
+and `||` exist in PostgreSQL too); the PostgreSQL store states its own DDL. A new file's `events` and
+`attempts` tables are `WITHOUT ROWID` (their rows are small and always reached by their primary key: one
+b-tree each instead of two, fewer WAL frames per call); an older file keeps its rowid tables, which the
+same statements read and write. Schema changes bump `SCHEMA_VERSION` in the `meta` table; a newer file
+than this code understands is refused.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import operator
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Literal
 
 from quiver.runtime._sqlite_checkpoint import Checkpointer
@@ -61,6 +64,14 @@ _INSERT_ACTION = (
     f" VALUES ({', '.join('?' * (len(_ACTION_COLUMNS) + 1))}) ON CONFLICT (idempotency_key) DO NOTHING"
 )
 _STATE = _ACTION_COLUMNS.index("state")
+_UPDATED_AT = _ACTION_COLUMNS.index("updated_at")
+_COLUMN_INDEX = {name: i for i, name in enumerate(_ACTION_COLUMNS)}
+_SELECT_FOR_MOVE = f"{_SELECT_COUNTED} WHERE id = ?"
+_SELECT_BY_KEY = f"{_SELECT} WHERE idempotency_key = ?"
+_INSERT_ATTEMPT = (
+    "INSERT INTO attempts (action_id, number, started_at, ended_at, outcome, error_type, error)"
+    f" VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (action_id, number) DO UPDATE SET {_ATTEMPT_ENDING}"
+)
 _columns_of = operator.attrgetter(*_ACTION_COLUMNS)  # Action's fields, in this order (see _action)
 _INSERT_EVENT = "INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)"
 _MIGRATIONS = {  # from version N to N + 1
@@ -106,7 +117,7 @@ _SCHEMA = (
         to_state TEXT NOT NULL,
         detail TEXT,
         PRIMARY KEY (action_id, seq)
-    )""",
+    ) WITHOUT ROWID""",
     """CREATE TABLE attempts (
         action_id TEXT NOT NULL REFERENCES actions (id),
         number INTEGER NOT NULL,
@@ -116,7 +127,7 @@ _SCHEMA = (
         error_type TEXT,
         error TEXT,
         PRIMARY KEY (action_id, number)
-    )""",
+    ) WITHOUT ROWID""",
 )
 
 
@@ -149,13 +160,14 @@ class SqliteLedger:
         self._conn.execute(f"PRAGMA synchronous = {synchronous}")
         self._conn.execute("PRAGMA foreign_keys = ON")
         self.upgraded_from: int | None = None  # the schema version `_migrate` upgraded in place, if it did
-        self._commits = 0
+        self._write = _WriteTransaction(self._conn, self._lock)
         self._checkpoints = Checkpointer(str(path), busy_timeout_ms, self._lock) if str(path) != ":memory:" else None
         if self._checkpoints is not None:  # checkpoints (and their fsyncs) move off the write path
             self._conn.execute("PRAGMA wal_autocheckpoint = 0")
         # a WAL that a burst grew (or an older quiver's, which never restarted under load) shrinks back
         # to this when it restarts
         self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+        self._write.checkpoints = self._checkpoints
         self._migrate()
 
     def _use_wal(self, budget_s: float) -> None:
@@ -200,20 +212,17 @@ class SqliteLedger:
     ) -> tuple[Action, bool]:
         if action.state != "proposed":
             raise ValueError(f"a new action starts as proposed, not {action.state}")
-        path = creation_path(then)
+        insert_events, steps = _creation(tuple(then))
         columns = _columns_of(action)
-        row = (*columns[:_STATE], path[-1], *columns[_STATE + 1 :])
-        stored = _action(row)
-        with self._write() as db:
-            inserted = db.execute(_INSERT_ACTION, (*row, len(path))).rowcount
-            if inserted:
-                events = [(action.id, seq, action.created_at, *step, None) for seq, step in creation_events(path)]
-                db.executemany(_INSERT_EVENT, events)
+        row = (*columns[:_STATE], steps[-1][1][1], *columns[_STATE + 1 :])
+        with self._write as db:
+            if db.execute(_INSERT_ACTION, (*row, len(steps))).rowcount:
+                at = action.created_at
+                db.execute(insert_events, [v for seq, (a, b) in steps for v in (action.id, seq, at, a, b, None)])
                 if attempt is not None:
                     self._insert_attempt(db, attempt)
-                return stored, True
-            row = db.execute(f"{_SELECT} WHERE idempotency_key = ?", (action.idempotency_key,)).fetchone()
-            return _action(row), False
+                return _action(row), True
+            return _action(db.execute(_SELECT_BY_KEY, (action.idempotency_key,)).fetchone()), False
 
     async def transition(
         self,
@@ -227,13 +236,13 @@ class SqliteLedger:
         **fields: JSON,
     ) -> Action:
         check_transition_request(from_states, to_state, fields)
-        with self._write() as db:
+        with self._write as db:
             return self._transition(
                 db, action_id, from_states, to_state, at=at, detail=detail, fields=fields, attempt=attempt
             )
 
     async def record_attempt(self, attempt: Attempt) -> None:
-        with self._write() as db:
+        with self._write as db:
             self._insert_attempt(db, attempt)
 
     async def get(self, action_id: str) -> Action:
@@ -245,7 +254,7 @@ class SqliteLedger:
 
     async def find_by_key(self, idempotency_key: str) -> Action | None:
         with self._lock:
-            row = self._conn.execute(f"{_SELECT} WHERE idempotency_key = ?", (idempotency_key,)).fetchone()
+            row = self._conn.execute(_SELECT_BY_KEY, (idempotency_key,)).fetchone()
         return None if row is None else _action(row)
 
     async def list(self, filters: ActionFilter | None = None) -> builtins.list[Action]:
@@ -300,7 +309,7 @@ class SqliteLedger:
                 else "the gateway stopped before the action completed"
             )
             try:
-                with self._write() as db:
+                with self._write as db:
                     moved = self._transition(
                         db, action.id, (action.state,), plan, at=now, detail=detail,
                         fields={"error_type": "gateway_stopped", "error": error},
@@ -324,49 +333,33 @@ class SqliteLedger:
         fields: Mapping[str, JSON],
         attempt: Attempt | None = None,
     ) -> Action:
-        names = sorted(fields)
-        sets = ", ".join(["state = ?", "updated_at = ?", "event_count = ?", *(f"{name} = ?" for name in names)])
-        row = db.execute(f"{_SELECT_COUNTED} WHERE id = ?", (action_id,)).fetchone()
+        row = db.execute(_SELECT_FOR_MOVE, (action_id,)).fetchone()
         if row is None:
             raise UnknownAction(action_id)
-        current, seq = _action(row[:-1]), int(row[-1]) + 1  # the read is under the write lock (BEGIN IMMEDIATE)
-        if current.state not in from_states:
-            raise StateConflict(current, from_states)
-        db.execute(
-            f"UPDATE actions SET {sets} WHERE id = ?", (to_state, at, seq, *(fields[name] for name in names), action_id)
-        )
-        db.execute(_INSERT_EVENT, (action_id, seq, at, current.state, to_state, detail))
+        moved = list(row)  # the read is under the write lock (BEGIN IMMEDIATE)
+        seq, from_state = moved.pop() + 1, moved[_STATE]
+        if from_state not in from_states:
+            raise StateConflict(_action(moved), from_states)
+        names = tuple(sorted(fields))
+        db.execute(_update_sql(names), (to_state, at, seq, *(fields[name] for name in names), action_id))
+        db.execute(_INSERT_EVENT, (action_id, seq, at, from_state, to_state, detail))
         if attempt is not None:
             self._insert_attempt(db, attempt)
-        return replace(current, state=to_state, updated_at=at, **fields)
+        moved[_STATE], moved[_UPDATED_AT] = to_state, at
+        for name in names:
+            moved[_COLUMN_INDEX[name]] = fields[name]
+        return _action(moved)
 
     @staticmethod
     def _insert_attempt(db: sqlite3.Connection, attempt: Attempt) -> None:
         db.execute(
-            "INSERT INTO attempts (action_id, number, started_at, ended_at, outcome, error_type, error)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (action_id, number) DO UPDATE SET"
-            f" {_ATTEMPT_ENDING}",
+            _INSERT_ATTEMPT,
             (attempt.action_id, attempt.number, attempt.started_at, attempt.ended_at, attempt.outcome,
              attempt.error_type, attempt.error),
         )  # fmt: skip
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-            self._commits += 1
-            if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoints and not self._checkpoints.request():
-                with contextlib.suppress(sqlite3.Error):  # no checkpoint thread: as SQLite's own would
-                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
     def _migrate(self) -> None:
-        with self._write() as db:
+        with self._write as db:
             exists = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
             if exists is None:
                 for statement in _SCHEMA:
@@ -390,3 +383,56 @@ class SqliteLedger:
 def _action(row: Sequence[JSON]) -> Action:
     """The action of a row of `_ACTION_COLUMNS`, which are Action's fields in their order."""
     return Action(*row)
+
+
+class _WriteTransaction:
+    """`with ledger._write as db:` one `BEGIN IMMEDIATE` transaction under the ledger's lock, committed
+    on a normal exit and rolled back on an exception; every CHECKPOINT_EVERY commits a WAL checkpoint is
+    asked of the checkpoint thread (or run here when there is none). A class, not a generator: it runs
+    twice per call on the gateway's path."""
+
+    __slots__ = ("_conn", "_lock", "checkpoints", "commits")
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+        self._conn, self._lock = conn, lock
+        self.commits = 0
+        self.checkpoints: Checkpointer | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._lock.acquire()
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+        return self._conn
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            if exc_type is not None:
+                self._conn.execute("ROLLBACK")
+                return
+            self._conn.execute("COMMIT")
+            self.commits += 1
+            if self.commits % CHECKPOINT_EVERY == 0 and self.checkpoints and not self.checkpoints.request():
+                with contextlib.suppress(sqlite3.Error):  # no checkpoint thread: as SQLite's own would
+                    self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        finally:
+            self._lock.release()
+
+
+@functools.cache
+def _creation(then: tuple[State, ...]) -> tuple[str, tuple[tuple[int, tuple[State | None, State]], ...]]:
+    """The events insert of a creation along `then` (one statement for all its rows), and its steps."""
+    steps = tuple(creation_events(creation_path(then)))
+    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(steps))
+    return f"INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES {values}", steps
+
+
+@functools.cache
+def _update_sql(names: tuple[str, ...]) -> str:
+    """The UPDATE of a move that also sets `names` (checked against MUTABLE_FIELDS by the caller)."""
+    sets = ", ".join(["state = ?", "updated_at = ?", "event_count = ?", *(f"{name} = ?" for name in names)])
+    return f"UPDATE actions SET {sets} WHERE id = ?"
