@@ -393,7 +393,7 @@ async def test_the_wal_restarts_under_steady_writes_instead_of_growing_with_ever
     path = tmp_path / "ledger.db"
     wal = path.with_name("ledger.db-wal")
     ledger = SqliteLedger(path)
-    batches = 30
+    batches = 40  # about 28,000 frames: several times RESTART_FRAMES
 
     async def one_call(n: int) -> None:
         created, _ = await ledger.create_action(make_action(f"k{n}"), then=("validated", "dispatching"))

@@ -6,7 +6,9 @@ import contextlib
 import sqlite3
 import threading
 
-__all__ = ["Checkpointer"]
+__all__ = ["RESTART_FRAMES", "Checkpointer"]
+
+RESTART_FRAMES = 4096  # WAL frames (about 4 MiB of 1 KiB pages) after which a checkpoint makes the WAL restart
 
 
 class Checkpointer:
@@ -21,15 +23,18 @@ class Checkpointer:
     Frames a writer appends during a pass are left unbackfilled, and SQLite restarts the WAL from its
     start only when a write begins on a fully backfilled one: under steady calls every pass overlapped
     some writes, the WAL never restarted and kept every frame ever written while serving (24 MB after
-    1,100 calls). So each pass is followed by a second one under `writer_lock` (held by the writing
-    connection across each of its transactions): it copies only the frames the first one missed (none
-    when no write came meanwhile: then it costs nothing), no write of this process can start during it,
-    and the next write restarts the WAL. A writer in another process can still overlap it; a later pass
-    catches up."""
+    1,100 calls). So once the WAL holds `restart_frames` frames, a pass is followed by a second one under
+    `writer_lock` (held by the writing connection across each of its transactions): it copies only the
+    frames the first one missed, no write of this process can start during it, and the next write
+    restarts the WAL. A write may wait for that pass (a few frames and their fsyncs), once every few
+    hundred calls rather than at every checkpoint. A writer in another process can still overlap it; a
+    later pass catches up."""
 
-    def __init__(self, path: str, busy_timeout_ms: int, writer_lock: threading.Lock) -> None:
+    def __init__(
+        self, path: str, busy_timeout_ms: int, writer_lock: threading.Lock, restart_frames: int = RESTART_FRAMES
+    ) -> None:
         self._path, self._busy_timeout_ms = path, busy_timeout_ms
-        self._writer_lock = writer_lock
+        self._writer_lock, self._restart_frames = writer_lock, restart_frames
         self._wanted = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -64,8 +69,9 @@ class Checkpointer:
                     return
                 # busy or closing: the next request (or the last connection's close) checkpoints
                 with contextlib.suppress(sqlite3.Error):
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    with self._writer_lock:
-                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    if frames >= self._restart_frames:  # -1: another connection was checkpointing
+                        with self._writer_lock:
+                            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         finally:
             conn.close()
