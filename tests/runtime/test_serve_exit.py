@@ -166,3 +166,18 @@ def test_http_exits_like_stdio_after_a_signal(
     code, err = finish(proc)
     assert code == expected, err
     assert "Traceback" not in err, err
+
+
+def test_http_parses_requests_with_httptools_not_h11() -> None:
+    """httptools is a dependency for `serve --http`'s speed (bench/gateway.py: about 0.3 ms a call);
+    the gateway's uvicorn settings must let uvicorn pick it."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from quiver.runtime.serve import uvicorn_config
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("not served")
+
+    config = uvicorn_config(app)
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol

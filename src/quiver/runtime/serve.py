@@ -144,14 +144,7 @@ async def serve_http(
         bound_port = sock.getsockname()[1]
         shown = f"[{host}]" if family == socket.AF_INET6 else host
         url = f"http://{shown}:{bound_port}{MCP_PATH}"
-        config = uvicorn.Config(
-            app,
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-        )
+        config = uvicorn_config(app)
         async with gateway, anyio.create_task_group() as sweeps:
             sweeps.start_soon(gateway.sweep_orphans, sweep_interval())
             logger.info("serving agent `%s` at %s", gateway.manifest.agent_id, url)
@@ -161,6 +154,19 @@ async def serve_http(
     finally:
         sock.close()
     return exit_code(server.received)
+
+
+def uvicorn_config(app: Any) -> uvicorn.Config:
+    """uvicorn's settings for the gateway: no access log, lifespan on, our graceful shutdown bound, and
+    the `auto` HTTP parser, which is httptools' C parser (a dependency) rather than h11."""
+    return uvicorn.Config(
+        app,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
 
 
 class _Uvicorn(uvicorn.Server):
