@@ -438,3 +438,34 @@ def test_action_ids_are_48_bits_of_milliseconds_then_80_random_bits_in_crockford
         assert new_action_id(now, lambda n, b=bits: b[:n]) == one_char_at_a_time(now, bits)
     early, late = new_action_id(1.0), new_action_id(2.0)
     assert len(early) == 26 and early < late  # ids sort by time
+
+
+def test_a_commit_that_fails_leaves_no_open_transaction_and_releases_the_lock(tmp_path: Path) -> None:
+    """A COMMIT can fail (I/O error, full disk); the next write must not find a transaction still open."""
+    from quiver.runtime.ledger_sqlite import _WriteTransaction
+
+    real = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
+    real.execute("CREATE TABLE t (x INTEGER)")
+
+    class FailingCommitOnce:
+        failed = False
+
+        def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+            if sql == "COMMIT" and not self.failed:
+                self.failed = True
+                raise sqlite3.OperationalError("disk I/O error")
+            return real.execute(sql, *args)
+
+        @property
+        def in_transaction(self) -> bool:
+            return real.in_transaction
+
+    lock = threading.Lock()
+    write = _WriteTransaction(FailingCommitOnce(), lock)  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"), write as db:
+        db.execute("INSERT INTO t VALUES (1)")
+    assert not real.in_transaction and not lock.locked()
+    with write as db:
+        db.execute("INSERT INTO t VALUES (2)")
+    assert real.execute("SELECT x FROM t").fetchall() == [(2,)]
+    real.close()

@@ -414,7 +414,13 @@ class _WriteTransaction:
             if exc_type is not None:
                 self._conn.execute("ROLLBACK")
                 return
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException:  # an I/O error or a full disk: leave no half-open transaction behind
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                raise
             self.commits += 1
             if self.commits % CHECKPOINT_EVERY == 0 and self.checkpoints and not self.checkpoints.request():
                 with contextlib.suppress(sqlite3.Error):  # no checkpoint thread: as SQLite's own would
