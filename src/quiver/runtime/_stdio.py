@@ -39,6 +39,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
 from quiver.runtime._read_stream import ReadStreamBase
+from quiver.runtime._stdio_calls import DirectCalls, enabled
 
 __all__ = ["serve", "stdio_streams", "usable"]
 
@@ -119,6 +120,7 @@ class _Lines(asyncio.Protocol):
         self._chunks: list[bytes] = []  # the line being received
         self._size = 0
         self._skipping = False  # inside a line beyond LINE_LIMIT: dropped up to its newline
+        self.direct: DirectCalls | None = None  # calls answered beside the SDK (`_stdio_calls`), once serving
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.ReadTransport, transport)  # uvloop's are not asyncio's subclasses
@@ -136,10 +138,11 @@ class _Lines(asyncio.Protocol):
         parts = b"".join([*self._chunks, data]).split(b"\n")
         last = parts.pop()
         self._chunks, self._size = [last], len(last)
+        direct = self.direct
         for part in parts:
             if self._skipping:
                 self._skipping = False
-            elif part.strip():
+            elif part.strip() and (direct is None or not direct.take(part)):
                 self.items.append(_parse(part))
         if len(self.items) >= MAX_QUEUED and self.transport is not None and not self.paused:
             self.paused = True
@@ -214,17 +217,29 @@ class _LineWriter:
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
         self.closed = False
+        self.direct: DirectCalls | None = None
 
     async def send(self, item: SessionMessage) -> None:
         if self.closed:
             raise anyio.ClosedResourceError
         if self._writer.transport.is_closing():
             raise anyio.BrokenResourceError
+        if self.direct is not None:
+            self.direct.answered(item.message)
         self._writer.write(_line(item))
         try:
             await self._writer.drain()  # returns at once unless the client has stopped reading
         except (ConnectionError, OSError) as exc:
             raise anyio.BrokenResourceError from exc
+
+    async def write_line(self, line: bytes) -> None:
+        """A line written as it is (a direct call's response), waiting while the pipe is full as `send`
+        does; dropped once the stream is closed or the client is gone."""
+        if self.closed or self._writer.transport.is_closing():
+            return
+        self._writer.write(line)
+        with contextlib.suppress(ConnectionError, OSError):
+            await self._writer.drain()
 
     async def aclose(self) -> None:
         self.closed = True
@@ -250,7 +265,11 @@ def _line(session_message: SessionMessage) -> bytes:
 
 
 async def serve(
-    server: Server[Any], read_stream: _LineReader, write_stream: _LineWriter, init: InitializationOptions
+    server: Server[Any],
+    read_stream: _LineReader,
+    write_stream: _LineWriter,
+    init: InitializationOptions,
+    gateway: Any = None,
 ) -> None:
     """`server.run(read_stream, write_stream, init)` without the SDK's relay task.
 
@@ -259,7 +278,8 @@ async def serve(
     relays every later message through a task and a memory stream so that request can be replayed. Our
     read stream can show the first request without consuming it, so this makes the same choice and
     hands the stream itself to the era's loop: two event-loop turns less per message. Falls back to
-    `server.run` when the SDK's loops are not where 2.3 has them.
+    `server.run` when the SDK's loops are not where 2.3 has them. With `gateway`, the tools/call lines
+    `_stdio_calls` accepts are answered beside the SDK.
     """
     try:
         from mcp.server.runner import _has_modern_envelope, _serve_legacy_stream, _serve_modern_stream
@@ -267,6 +287,8 @@ async def serve(
         await server.run(read_stream, write_stream, init)
         return
     async with server.lifespan(server) as state:
+        direct = DirectCalls(gateway, state, write_stream.write_line) if gateway is not None and enabled() else None
+        read_stream._lines.direct = write_stream.direct = direct
         try:
             opening = await read_stream.first_request()
             if opening is not None and opening.method != "initialize" and _has_modern_envelope(opening.params):
@@ -284,5 +306,8 @@ async def serve(
                     raise_exceptions=False,
                 )
         finally:
+            if direct is not None:
+                read_stream._lines.direct = write_stream.direct = None
+                await direct.aclose()
             await read_stream.aclose()
             await write_stream.aclose()

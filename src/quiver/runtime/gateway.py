@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import anyio
 import jsonschema
@@ -42,6 +42,7 @@ from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
 from quiver.runtime import telemetry_mcp
 from quiver.runtime._diff import describe_changes
+from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
 from quiver.runtime.approval import elicitation
 from quiver.runtime.gateway_meta import DEFAULT_SEARCH_LIMIT, _MetaTools
@@ -49,7 +50,7 @@ from quiver.runtime.gateway_results import _error, _unsnapshotted
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
-from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span
+from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, tracing_configured
 from quiver.runtime.upstream import PinCheck, UpstreamManager
 from quiver.runtime.usage import NullRecorder, Recorder
 from quiver.schema_fast import instance_valid
@@ -201,7 +202,10 @@ class Gateway(_MetaTools):
             headers = getattr(ctx.request, "headers", None)
             if headers is not None:
                 key = headers.get(_SESSION_HEADER)
-        session = ctx.lifespan_context.sessions.get(key)
+        return self._session_of(ctx.lifespan_context, key)
+
+    def _session_of(self, scope: GatewayScope, key: str | None) -> GatewaySession:
+        session = scope.sessions.get(key)
         if session.id not in self._started:
             self._started.add(session.id)
             self.recorder.session_started(
@@ -211,6 +215,34 @@ class Gateway(_MetaTools):
                 preloaded_tools=len(self.manifest.preloaded),
             )
         return session
+
+    # ----------------------------------------------------------------- stdio calls beside the SDK
+
+    def direct_call_ok(self, name: str) -> bool:
+        """Whether a handshake-era stdio tools/call of `name` may be answered beside the SDK's dispatcher
+        (`_stdio_calls`): a tool of the manifest, not a meta-tool (those notify and load tools); no tracer
+        provider (the SDK's middleware and our span need the request context then); and a policy that
+        never asks for approval (eliciting one needs the SDK's session)."""
+        if (self._meta_tools and name in META_TOOL_NAMES) or tracing_configured():
+            return False
+        tool = self.manifest.by_exposed.get(name)
+        if tool is None:
+            return False
+        _, checked = checked_policy(tool.policy)
+        return isinstance(checked, ExecPolicy) and not checked.needs_approval
+
+    async def direct_call(
+        self, scope: GatewayScope, name: str, args: dict[str, JSON], request_id: str | int, meta: dict[str, Any] | None
+    ) -> dict[str, JSON]:
+        """`_on_call_tool` for a call `direct_call_ok` accepted: the same checks, executor and result."""
+        session = self._session_of(scope, None)  # a stdio connection is one session, as `_session` finds it
+        try:
+            return await self._invoke(
+                _DirectRequest(request_id, meta), session, self.manifest.by_exposed[name], args, None
+            )
+        except Exception:
+            logger.exception("internal error while handling a call of `%s`", name)
+            return _error(f"quiver gateway: internal error while handling `{name}`; see the gateway log")
 
     async def _tools_changed(self, ctx: ServerRequestContext[GatewayScope, Any], added: list[str]) -> None:
         logger.info("session tools joined the exposed list: %s", ", ".join(added))
@@ -248,7 +280,7 @@ class Gateway(_MetaTools):
 
     async def _invoke(
         self,
-        ctx: ServerRequestContext[GatewayScope, Any],
+        ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest,
         session: GatewaySession,
         tool: ManifestTool,
         args: dict[str, JSON],
@@ -333,7 +365,16 @@ class Gateway(_MetaTools):
         return f"{error.message}{f' (at `{path}`)' if path else ''}"
 
 
-def _elicit_for(ctx: ServerRequestContext[GatewayScope, Any]) -> Any:
+class _DirectRequest(NamedTuple):
+    """What `_invoke` reads of a request context, for a call answered beside the SDK (no session: it
+    cannot elicit, so `direct_call_ok` only takes tools that never ask for approval)."""
+
+    request_id: str | int
+    meta: dict[str, Any] | None
+    session: None = None
+
+
+def _elicit_for(ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest) -> Any:
     """How to ask this caller for an approval: MCP elicitation when its client declared support for it
     (handshake-era sessions); None otherwise, and the action then waits for `quiver ledger approve`."""
     session = getattr(ctx, "session", None)
