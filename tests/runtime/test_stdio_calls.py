@@ -164,7 +164,7 @@ def test_a_cancelled_call_gets_no_answer_and_is_recorded_as_cancelled(serve: Any
 
 def test_calls_in_flight_together_each_get_their_own_answer(serve: Any, tmp_path: Path) -> None:
     gateway = serve(tmp_path / "ledger.db", direct=True)
-    delays = {20: 400, 21: 300, 22: 0, 23: 150, 24: 50}
+    delays = {20: 2000, 21: 300, 22: 0, 23: 150, 24: 50}  # the first sent answers last, by far
     for ident, delay in delays.items():
         gateway.call(ident, {"name": "calc__slow_echo", "arguments": {"text": f"t{ident}", "delay_ms": delay}})
     gateway.call(25, {"name": "calc__echo", "arguments": {"text": "t25"}})
@@ -172,5 +172,5 @@ def test_calls_in_flight_together_each_get_their_own_answer(serve: Any, tmp_path
     assert sorted(a["id"] for a in answers) == [*delays, 25]
     for answer in answers:
         assert answer["result"]["content"][0]["text"] == f"t{answer['id']}", answer
-    assert answers[-1]["id"] == 20  # the slowest came last: none waited for another
+    assert answers[-1]["id"] == 20  # sent first, answered last: no call waited for another
     assert "Traceback" not in gateway.finish()
