@@ -461,7 +461,7 @@ def test_a_commit_that_fails_leaves_no_open_transaction_and_releases_the_lock(tm
             return real.in_transaction
 
     lock = threading.Lock()
-    write = _WriteTransaction(FailingCommitOnce(), lock)  # type: ignore[arg-type]
+    write = _WriteTransaction(FailingCommitOnce(), lock, None)  # type: ignore[arg-type]
     with pytest.raises(sqlite3.OperationalError, match="disk I/O"), write as db:
         db.execute("INSERT INTO t VALUES (1)")
     assert not real.in_transaction and not lock.locked()

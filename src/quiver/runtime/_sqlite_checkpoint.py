@@ -22,19 +22,16 @@ class Checkpointer:
 
     Frames a writer appends during a pass are left unbackfilled, and SQLite restarts the WAL from its
     start only when a write begins on a fully backfilled one: under steady calls every pass overlapped
-    some writes, the WAL never restarted and kept every frame ever written while serving (24 MB after
-    1,100 calls). So once the WAL holds `restart_frames` frames, a pass is followed by a second one under
+    some writes, the WAL never restarted and kept every frame ever written while serving (132 MB after
+    6,000 calls: bench/wal.py). So once the WAL holds RESTART_FRAMES frames, a pass is followed by a second one under
     `writer_lock` (held by the writing connection across each of its transactions): it copies only the
     frames the first one missed, no write of this process can start during it, and the next write
     restarts the WAL. A write may wait for that pass (a few frames and their fsyncs), once every few
     hundred calls rather than at every checkpoint. A writer in another process can still overlap it; a
     later pass catches up."""
 
-    def __init__(
-        self, path: str, busy_timeout_ms: int, writer_lock: threading.Lock, restart_frames: int = RESTART_FRAMES
-    ) -> None:
-        self._path, self._busy_timeout_ms = path, busy_timeout_ms
-        self._writer_lock, self._restart_frames = writer_lock, restart_frames
+    def __init__(self, path: str, busy_timeout_ms: int, writer_lock: threading.Lock) -> None:
+        self._path, self._busy_timeout_ms, self._writer_lock = path, busy_timeout_ms, writer_lock
         self._wanted = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -70,7 +67,7 @@ class Checkpointer:
                 # busy or closing: the next request (or the last connection's close) checkpoints
                 with contextlib.suppress(sqlite3.Error):
                     _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                    if frames >= self._restart_frames:  # -1: another connection was checkpointing
+                    if frames >= RESTART_FRAMES:  # -1: another connection was checkpointing
                         with self._writer_lock:
                             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         finally:

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from quiver.runtime._sqlite_checkpoint import Checkpointer
+from quiver.runtime._sqlite_checkpoint import RESTART_FRAMES, Checkpointer
 from quiver.runtime.ledger import (
     JSON,
     Action,
@@ -73,7 +73,9 @@ _INSERT_ATTEMPT = (
     f" VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (action_id, number) DO UPDATE SET {_ATTEMPT_ENDING}"
 )
 _columns_of = operator.attrgetter(*_ACTION_COLUMNS)  # Action's fields, in this order (see _action)
-_INSERT_EVENT = "INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_EVENTS = "INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES "
+_EVENT_VALUES = "(?, ?, ?, ?, ?, ?)"
+_INSERT_EVENT = _INSERT_EVENTS + _EVENT_VALUES
 _MIGRATIONS = {  # from version N to N + 1
     1: (
         "ALTER TABLE actions ADD COLUMN event_count INTEGER NOT NULL DEFAULT 1",
@@ -132,7 +134,7 @@ _SCHEMA = (
 
 
 PAGE_SIZE = 1024  # bytes, for a new ledger file (see __init__)
-WAL_SIZE_LIMIT = 4 * 1024 * 1024  # bytes the WAL file is cut back to when it restarts
+WAL_FRAME_HEADER = 24  # bytes before each page in the WAL
 
 
 class SqliteLedger:
@@ -160,14 +162,14 @@ class SqliteLedger:
         self._conn.execute(f"PRAGMA synchronous = {synchronous}")
         self._conn.execute("PRAGMA foreign_keys = ON")
         self.upgraded_from: int | None = None  # the schema version `_migrate` upgraded in place, if it did
-        self._write = _WriteTransaction(self._conn, self._lock)
         self._checkpoints = Checkpointer(str(path), busy_timeout_ms, self._lock) if str(path) != ":memory:" else None
         if self._checkpoints is not None:  # checkpoints (and their fsyncs) move off the write path
             self._conn.execute("PRAGMA wal_autocheckpoint = 0")
-        # a WAL that a burst grew (or an older quiver's, which never restarted under load) shrinks back
-        # to this when it restarts
-        self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
-        self._write.checkpoints = self._checkpoints
+        # a WAL that a burst grew (or an older quiver's, which never restarted under load) is cut back
+        # when it restarts, to twice what it holds at a restart (so the steady size is never cut)
+        page = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
+        self._conn.execute(f"PRAGMA journal_size_limit = {2 * RESTART_FRAMES * (page + WAL_FRAME_HEADER)}")
+        self._write = _WriteTransaction(self._conn, self._lock, self._checkpoints)
         self._migrate()
 
     def _use_wal(self, budget_s: float) -> None:
@@ -391,12 +393,11 @@ class _WriteTransaction:
     asked of the checkpoint thread (or run here when there is none). A class, not a generator: it runs
     twice per call on the gateway's path."""
 
-    __slots__ = ("_conn", "_lock", "checkpoints", "commits")
+    __slots__ = ("_checkpoints", "_commits", "_conn", "_lock")
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
-        self._conn, self._lock = conn, lock
-        self.commits = 0
-        self.checkpoints: Checkpointer | None = None
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock, checkpoints: Checkpointer | None) -> None:
+        self._conn, self._lock, self._checkpoints = conn, lock, checkpoints
+        self._commits = 0
 
     def __enter__(self) -> sqlite3.Connection:
         self._lock.acquire()
@@ -421,8 +422,8 @@ class _WriteTransaction:
                     with contextlib.suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
                 raise
-            self.commits += 1
-            if self.commits % CHECKPOINT_EVERY == 0 and self.checkpoints and not self.checkpoints.request():
+            self._commits += 1
+            if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoints and not self._checkpoints.request():
                 with contextlib.suppress(sqlite3.Error):  # no checkpoint thread: as SQLite's own would
                     self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         finally:
@@ -433,8 +434,7 @@ class _WriteTransaction:
 def _creation(then: tuple[State, ...]) -> tuple[str, tuple[tuple[int, tuple[State | None, State]], ...]]:
     """The events insert of a creation along `then` (one statement for all its rows), and its steps."""
     steps = tuple(creation_events(creation_path(then)))
-    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(steps))
-    return f"INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES {values}", steps
+    return _INSERT_EVENTS + ", ".join([_EVENT_VALUES] * len(steps)), steps
 
 
 @functools.cache
