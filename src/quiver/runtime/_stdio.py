@@ -39,7 +39,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
 from quiver.runtime._read_stream import ReadStreamBase
-from quiver.runtime._stdio_calls import DirectCalls, enabled
+from quiver.runtime._stdio_calls import DirectCalls, DirectGateway, enabled
 
 __all__ = ["serve", "stdio_streams", "usable"]
 
@@ -269,7 +269,7 @@ async def serve(
     read_stream: _LineReader,
     write_stream: _LineWriter,
     init: InitializationOptions,
-    gateway: Any = None,
+    gateway: DirectGateway | None = None,
 ) -> None:
     """`server.run(read_stream, write_stream, init)` without the SDK's relay task.
 

@@ -1,8 +1,9 @@
 """tools/call over the stdio transport, answered beside the SDK's dispatcher.
 
 The SDK's server path from a request line to our handler (its receive loop, dispatcher, a task per
-request, request validation, context and middleware) and back to the write costs about 0.15 ms a call
-on the machines of bench/gateway.py, a fifth of what the gateway adds with its ledger. For the calls that
+request, request validation, context and middleware) and back to the write cost about 0.15 ms a call
+(timed by hand on bench/gateway.py's machines); without it, bench/gateway.py's stdio added p50 with the
+ledger went from +0.75 to +0.54 ms. For the calls that
 need none of it this module takes the line as it is read (`_stdio._Lines`), runs the gateway's own call
 path (`Gateway.direct_call`: allow-list, argument validation, pin check, executor) in a task, and writes
 the JSON-RPC response itself, shaped by the same per-version sieve the SDK applies to a handler's result
@@ -37,7 +38,7 @@ from pydantic import ValidationError
 
 from quiver.jsonout import compact_line
 
-__all__ = ["DirectCalls", "enabled"]
+__all__ = ["DirectCalls", "DirectGateway", "enabled"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,9 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1").strip() != "0"
 
 
-class _Gateway(Protocol):
+class DirectGateway(Protocol):
+    """What `DirectCalls` needs of the gateway (`quiver.runtime.gateway.Gateway`)."""
+
     def direct_call_ok(self, name: str) -> bool: ...
 
     async def direct_call(
@@ -60,7 +63,7 @@ class _Gateway(Protocol):
 class DirectCalls:
     """The calls this transport answers itself; `take` is called with every complete line read."""
 
-    def __init__(self, gateway: _Gateway, scope: Any, write: Callable[[bytes], Awaitable[None]]) -> None:
+    def __init__(self, gateway: DirectGateway, scope: Any, write: Callable[[bytes], Awaitable[None]]) -> None:
         self._gateway, self._scope, self._write = gateway, scope, write
         self.version: str | None = None  # the handshake-era version the SDK negotiated, once it answered
         self._tasks: dict[str | int, asyncio.Task[None]] = {}

@@ -174,8 +174,7 @@ class Gateway(_MetaTools):
         try:
             result = await self._call(ctx, session, params.name, dict(params.arguments or {}))
         except Exception:
-            logger.exception("internal error while handling a call of `%s`", params.name)
-            result = _error(f"quiver gateway: internal error while handling `{params.name}`; see the gateway log")
+            result = _internal_error(params.name)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
             result = {**result, "resultType": "complete"}
         return result
@@ -241,8 +240,7 @@ class Gateway(_MetaTools):
                 _DirectRequest(request_id, meta), session, self.manifest.by_exposed[name], args, None
             )
         except Exception:
-            logger.exception("internal error while handling a call of `%s`", name)
-            return _error(f"quiver gateway: internal error while handling `{name}`; see the gateway log")
+            return _internal_error(name)
 
     async def _tools_changed(self, ctx: ServerRequestContext[GatewayScope, Any], added: list[str]) -> None:
         logger.info("session tools joined the exposed list: %s", ", ".join(added))
@@ -363,6 +361,12 @@ class Gateway(_MetaTools):
             return None
         path = "/".join(str(p) for p in error.absolute_path)
         return f"{error.message}{f' (at `{path}`)' if path else ''}"
+
+
+def _internal_error(name: str) -> dict[str, JSON]:
+    """The answer to a call whose handling raised (logged with its traceback): never a crash."""
+    logger.exception("internal error while handling a call of `%s`", name)
+    return _error(f"quiver gateway: internal error while handling `{name}`; see the gateway log")
 
 
 class _DirectRequest(NamedTuple):
