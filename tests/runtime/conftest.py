@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -122,3 +123,17 @@ def no_leaked_children(procs: Procs) -> Iterator[None]:
     yield
     leaked = [pid for pid in set(procs.children_of(os.getpid())) - before if procs.alive(pid)]
     assert not leaked, f"leftover child processes: {leaked}"
+
+
+@pytest.fixture
+def gateways() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`quiver serve` processes a test starts (appended here): killed if still running, pipes closed."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

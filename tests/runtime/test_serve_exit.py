@@ -10,7 +10,6 @@ import select
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +33,6 @@ CALL_ADD = {
     "method": "tools/call",
     "params": {"name": "call_tool", "arguments": {"server": "calc", "tool": "add", "arguments": {"a": 2, "b": 3}}},
 }
-
-
-@pytest.fixture
-def gateways() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=WAIT_S)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
 def start(
