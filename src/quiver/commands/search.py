@@ -64,7 +64,7 @@ def scope_docs(project: Project, agent: str | None) -> list[SearchDoc]:
         )
         raise UsageError(f"no agent `{agent}`", hint=hint)
     return agent_docs(
-        resolve_agent(by_id[agent], project.servers, project.lock, project.config), project.config.examples
+        resolve_agent(by_id[agent], project), project.config.examples
     )
 
 

@@ -174,7 +174,7 @@ def _project_side(root: Path, label: str) -> Side:
 
 def _git_side(root: Path, ref: str, lock_rel: str) -> Side:
     """Read the lock file, configs and agent files at `ref` through git, without a checkout."""
-    from quiver.sources.agents import AGENT_GLOBS
+    from quiver.sources.agents import AGENT_GLOBS, PLUGIN_MANIFEST
     from quiver.sources.mcp_config import CONFIG_FILES
 
     top = Path(git(root, "rev-parse", "--show-toplevel").strip())
@@ -189,7 +189,9 @@ def _git_side(root: Path, ref: str, lock_rel: str) -> Side:
         if (
             rel in (lock_rel, "quiver.toml", "pyproject.toml", *CONFIG_FILES)
             or rel.endswith(".agent.md")
-            or any(Path(rel).match(g) for g in AGENT_GLOBS)
+            or any(Path(rel).match(g) for g, _ in AGENT_GLOBS)
+            or rel.endswith(PLUGIN_MANIFEST)
+            or "/agents/" in f"/{rel}" and rel.endswith(".md")
         ):
             wanted.append(rel)
     with tempfile.TemporaryDirectory(prefix="quiver-diff-") as tmp:

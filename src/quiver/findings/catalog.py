@@ -53,6 +53,8 @@ AGT019    unknown-subagent                           quiver.lint.agt.agent_links
 AGT020    subagents-without-agent-tool               quiver.lint.agt.agent_links
 AGT021    mcp-servers-ignored-for-vscode             quiver.lint.agt.mcp_servers_ignored_for_vscode
 AGT022    unverifiable-tool-references               quiver.lint.agt.unverifiable_tool_references
+AGT023    tool-reference-host-syntax                 quiver.lint.agt.host_references
+AGT024    server-not-read-by-host                    quiver.lint.agt.host_references
 BUD001    over-budget                                quiver.lint.bud.over_budget
 BUD002    unused-preload                             quiver.lint.bud.unused_preload
 BUD003    large-preloaded-tool                       quiver.lint.bud.large_preloaded_tool
