@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from quiver import __version__
 from quiver.config import Config
 from quiver.errors import ConfigError, Position
+from quiver.hosts.model import Decision, ToolSearch
 from quiver.jsonout import pretty_bytes
 from quiver.metatools import META_TOOLS
 from quiver.model import JSON, Location, Lock, sha256_json
 from quiver.policy import execution_policy
-from quiver.hosts.model import Decision, ToolSearch
 from quiver.resolve import ResolvedAgent, ResolvedTool
 from quiver.sources.token_cache import TokenCache
 from quiver.tokens import encoder_name, tool_payload
@@ -139,9 +139,7 @@ def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
     )
 
 
-def gateway_budget_of(
-    resolved: ResolvedAgent, cache: TokenCache, index: list[dict[str, JSON]] | None = None
-) -> Budget:
+def gateway_budget_of(resolved: ResolvedAgent, cache: TokenCache, index: list[dict[str, JSON]] | None = None) -> Budget:
     """The agent's token budget through `quiver serve`: what it exposes directly, plus its meta-tools and
     server index while it keeps anything behind them; `index` is its `server_index` when the caller has it."""
     pre = [tool_tokens(t, cache) for t in resolved.tools if t.gateway_load == "preloaded"]

@@ -12,8 +12,8 @@ from quiver.errors import InputError, InputErrors, Position, QuiverError
 from quiver.model import Agent, Location, Lock, Server
 from quiver.sources.agents import discover_agents, read_agent
 from quiver.sources.lock import read_lock
-from quiver.sources.skills import Skill, discover_skills, read_skill
 from quiver.sources.mcp_config import McpConfig, discover_configs, read_mcp_config, server_from_node
+from quiver.sources.skills import Skill, discover_skills, read_skill
 
 # Host built-in MCP servers (DESIGN §3): known to exist even when no config defines them.
 HOST_SERVERS = {

@@ -292,7 +292,7 @@ class Selector:
         )
         if owners and not self.runner.bare_names_resolve:
             server = owners[0][0]
-            why = f"{self.runner.label} reaches no MCP tool by a bare name ({self.runner.basis})"
+            why = f"{self.runner.name} reaches MCP tools only as `server/tool`, not by a bare name"
             self.host_syntax(ref, f"{server}/{text}", why, server)
         elif len(owners) == 1:
             self.add(owners[0][1], ref.location, named=True)

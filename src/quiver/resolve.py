@@ -23,7 +23,7 @@ from quiver.hosts import gateway as gateway_rules
 from quiver.hosts import host as host_of
 from quiver.hosts.gateway import load_decision, model_supports_tool_search
 from quiver.hosts.model import Carried, Decision, HostId, HostSplit, SplitJob, ToolSearch
-from quiver.model import Agent, Load, Location, Lock, LockedTool, Server, ToolRef
+from quiver.model import Agent, Load, Location, LockedTool, Server, ToolRef
 from quiver.names import assign_names, plain_names
 from quiver.project import Project, servers_read_by
 from quiver.references import Catalogs, ResolvedBuiltin, Selector, Unresolved, Unverified, visible_servers
@@ -167,6 +167,7 @@ def resolve_agent(
         for c, (load, decision), (gw, gwd) in zip(carried, split.loads, gateway_loads, strict=True)
     )
     used = {c.server.name for c in carried} | selector.unknown_catalogs  # every carried tool's server
+    skills, named_skills, unknown_skills = _skills(agent, chosen, project.skills)
     return ResolvedAgent(
         agent=agent,
         servers=tuple(visible[n] for n in sorted(used)),
@@ -185,11 +186,15 @@ def resolve_agent(
         model_source=model_source,
         split=split,
         gateway_search=gateway_search,
-        **_skills(agent, chosen, project.skills),
+        skills=skills,
+        named_skills=named_skills,
+        unknown_skills=unknown_skills,
     )
 
 
-def _skills(agent: Agent, host: Host, skills: tuple[Skill, ...]) -> dict[str, tuple[Skill, ...] | tuple[ToolRef, ...]]:
+def _skills(
+    agent: Agent, host: Host, skills: tuple[Skill, ...]
+) -> tuple[tuple[Skill, ...], tuple[Skill, ...], tuple[ToolRef, ...]]:
     """The skills the host lists for the agent (the project's skill folders it reads, and the skills of the
     agent's own Claude Code plugin), those its `skills:` names, and the names that match none."""
     plugin = agent.id.split(":", 1)[0] if ":" in agent.id else None
@@ -209,7 +214,7 @@ def _skills(agent: Agent, host: Host, skills: tuple[Skill, ...]) -> dict[str, tu
             unknown.append(ToolRef(name, where))
         elif found not in named:
             named.append(found)
-    return {"skills": visible, "named_skills": tuple(named), "unknown_skills": tuple(unknown)}
+    return visible, tuple(named), tuple(unknown)
 
 
 def _disallow(selector: Selector, agent: Agent) -> None:

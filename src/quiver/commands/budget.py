@@ -12,6 +12,7 @@ from typing import Any
 from quiver.commands.stats import Output, load_usage
 from quiver.errors import QuiverError
 
+
 def run(root: Path, html_out: Path | None, fmt: str = "text", host: str | None = None) -> Output:
     from quiver.commands.advise import load_manifests
 

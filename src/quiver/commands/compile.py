@@ -84,7 +84,9 @@ def _build(
         manifest = build_manifest(item, project.config, cache, project.lock, policies)
         outputs[f"{out_dir}/{manifest_file(item.agent.id)}"] = render_json(manifest)
         for api in emit_hosts:
-            outputs[f"{out_dir}/{manifest_file(item.agent.id, f'.{api}.json')}"] = render_json(emit(manifest, api, cache))
+            outputs[f"{out_dir}/{manifest_file(item.agent.id, f'.{api}.json')}"] = render_json(
+                emit(manifest, api, cache)
+            )
         manifests[item.agent.id] = checks.manifest(item.agent.id, manifest)  # the tools are rendered: let go
     index = build_index(manifests, out_dir)
     checks.index(index)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from quiver.commands._options import host_option, emit as _emit
-from quiver.commands._options import project_option
+from quiver.commands._options import emit as _emit
+from quiver.commands._options import host_option, project_option
 from quiver.commands._options import root as _root
 
 

@@ -191,7 +191,7 @@ def _git_side(root: Path, ref: str, lock_rel: str) -> Side:
             or rel.endswith(".agent.md")
             or any(Path(rel).match(g) for g, _ in AGENT_GLOBS)
             or rel.endswith(PLUGIN_MANIFEST)
-            or "/agents/" in f"/{rel}" and rel.endswith(".md")
+            or ("/agents/" in f"/{rel}" and rel.endswith(".md"))
         ):
             wanted.append(rel)
     with tempfile.TemporaryDirectory(prefix="quiver-diff-") as tmp:

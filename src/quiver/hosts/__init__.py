@@ -25,7 +25,9 @@ HOSTS: Mapping[HostId, Host] = {
     )
 }
 HOST_IDS = tuple(h.value for h in HostId)
-AGENT_HOSTS = tuple(h.value for h in (HostId.COPILOT_CLI, HostId.VSCODE, HostId.CLAUDE_CODE, HostId.GITHUB_CODING_AGENT))
+AGENT_HOSTS = tuple(
+    h.value for h in (HostId.COPILOT_CLI, HostId.VSCODE, HostId.CLAUDE_CODE, HostId.GITHUB_CODING_AGENT)
+)
 
 
 def host(ident: HostId | str) -> Host:

@@ -8,8 +8,8 @@ and `tool_search_tool_bm25_20251119` return 3-5 `tool_reference` blocks. Functio
 
 from __future__ import annotations
 
-from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.base import Host
+from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.model import HostId
 
 DOCS = "docs: platform.claude.com tool-search-tool"

@@ -47,6 +47,7 @@ class Host:
     bare_names_resolve: bool = True  # whether a bare MCP tool name in `tools` reaches the tool
     config_files: frozenset[str] | None = None  # the project MCP config files it reads (None: every one)
     config_basis: str = ""  # where that list comes from
+    project_config: str = ".mcp.json"  # the file to define a project's servers in for this host
     skill_dirs: tuple[str, ...] = (".github/skills", ".claude/skills")  # the project skill folders it lists
     builtin_servers: frozenset[str] = frozenset()  # MCP servers the host brings itself (no config needed)
     skill_listing: Callable[[Sequence[tuple[str, str]]], str] = skill_xml
@@ -62,4 +63,3 @@ def model_facing_tokens(item: Carried) -> int:
     if item.tool.tokens is not None:
         return item.tool.tokens
     return -(-len(item.tool.description.encode("utf-8")) // 4) + 20
-

@@ -261,7 +261,7 @@ def _int(value: JSON, default: int) -> int:
 def behind_gateway() -> str:
     """What Claude Code does with `quiver serve`'s tools (measured on 2.1.332)."""
     return (
-        f"Claude Code defers an MCP server's tools unless they set `_meta[\"{ALWAYS_LOAD_META}\"]`: quiver serve "
+        f'Claude Code defers an MCP server\'s tools unless they set `_meta["{ALWAYS_LOAD_META}"]`: quiver serve '
         "sets it on its meta-tools and preloaded tools, so they are up front (or set `alwaysLoad: true` on the "
         "quiver server's entry)"
     )

@@ -88,7 +88,9 @@ def load_decision(
     return "deferred", 5, "deferred"
 
 
-def split(agent: Agent, tools: Sequence[Carried], config: Config) -> tuple[ToolSearch, tuple[tuple[Load, Decision], ...]]:
+def split(
+    agent: Agent, tools: Sequence[Carried], config: Config
+) -> tuple[ToolSearch, tuple[tuple[Load, Decision], ...]]:
     """The gateway's search decision and a (load, decision) per tool, in order."""
     search = tool_search(agent, tools, config)
     model_ok = config.tool_search != "never" and (

@@ -7,8 +7,8 @@ and no tool search: quiver counts every tool it is given as up front.
 
 from __future__ import annotations
 
-from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.base import Host
+from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.model import Decision, HostId, HostSplit, SplitJob, ToolSearch
 
 DOCS = "docs: github/docs reference/custom-agents-configuration.md (no tool search documented)"

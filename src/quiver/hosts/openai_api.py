@@ -8,8 +8,8 @@ match `^[a-zA-Z0-9_-]{1,64}$`. quiver's gateway rules (hosts/gateway.py) decide 
 
 from __future__ import annotations
 
-from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.base import Host
+from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.model import HostId
 
 DOCS = "docs: developers.openai.com tools-tool-search"

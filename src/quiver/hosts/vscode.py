@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.base import Host
+from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.model import Decision, HostId, HostSplit, SplitJob, ToolSearch
 from quiver.model import JSON, Load
 
@@ -46,7 +46,9 @@ def split(job: SplitJob) -> HostSplit:
     if supports(job.model):
         why = "unset" if job.model is None else f"`{job.model}`"
         ts = ToolSearch(count > 0, f"model {why} supports VS Code's tool search: MCP tools are deferred", count, 0, "")
-        decision = Decision(0, "mcp-deferred", "an MCP tool: VS Code defers it behind its tool search", None, host, DOCS)
+        decision = Decision(
+            0, "mcp-deferred", "an MCP tool: VS Code defers it behind its tool search", None, host, DOCS
+        )
         load: Load = "deferred"
     else:
         threshold = _threshold(job.settings.get("virtual_tools_threshold"))
@@ -55,7 +57,9 @@ def split(job: SplitJob) -> HostSplit:
         verb = ">" if active else "<="
         reason = f"model `{job.model}` has no tool search; {total} tools {verb} virtual-tools threshold {threshold}"
         ts = ToolSearch(active, reason, count, threshold, "tools", total)
-        code, text = ("virtual-tools", "grouped behind an `activate_*` virtual tool") if active else ("all-up-front", reason)
+        code, text = (
+            ("virtual-tools", "grouped behind an `activate_*` virtual tool") if active else ("all-up-front", reason)
+        )
         decision = Decision(0, code, text, None, host, DOCS)
         load = "deferred" if active else "preloaded"
     return HostSplit(
@@ -83,5 +87,6 @@ HOST = Host(
     behind_gateway=behind_gateway,
     builtin_servers=frozenset({"github"}),
     config_files=frozenset({".vscode/mcp.json", ".mcp.json"}),
+    project_config=".vscode/mcp.json",
     config_basis="docs: vscode-docs agents/reference/mcp-configuration.md (.vscode/mcp.json, and .mcp.json)",
 )

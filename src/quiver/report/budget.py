@@ -33,7 +33,7 @@ def manifest_rows(manifests: Sequence[Mapping[str, Any]]) -> list[TableRow]:
     """The table rows of compiled manifests (`quiver budget`)."""
     out = []
     for m in manifests:
-        host = m.get("host") if isinstance(m.get("host"), dict) else {}
+        host: Mapping[str, Any] = m["host"] if isinstance(m.get("host"), dict) else {}
         search = (m.get("tool_search") or {}).get("active")
         out.append(TableRow(str(m["agent"]["id"]), str(host.get("id") or "-"), bool(search), m.get("budget") or {}))
     return out

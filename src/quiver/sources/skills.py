@@ -98,7 +98,7 @@ def _plugin_skills(root: Path, manifest: str) -> list[SkillFile]:
     paths = data.get("skills", ["./skills"])
     if isinstance(paths, str):
         paths = [paths]
-    out = []
+    out: list[SkillFile] = []
     top = root.resolve()
     for entry in paths if isinstance(paths, list) else []:
         if not isinstance(entry, str):

@@ -20,7 +20,7 @@ def host_findings(resolved: ResolvedAgent, src: Sources | None = None) -> Iterat
         if item.kind == "host-syntax":
             yield _finding(resolved, item, src)
         elif item.kind == "not-read-by-host":
-            files = ", ".join(sorted(resolved.host.config_files or ())) or "its own config"
+            files = resolved.host.project_config
             yield SERVER_NOT_READ_BY_HOST.finding(
                 location=item.ref.location,
                 agent=resolved.agent.id,

@@ -51,7 +51,11 @@ def reference_findings(resolved: ResolvedAgent) -> Iterator[Finding]:
     for server, refs in resolved.host_refs.items():
         listed = ", ".join(f"`{r.text}`" for r in refs)
         yield HOST_SERVER_NOT_SNAPSHOTTED.finding(
-            location=refs[0].location, agent=agent, refs=listed, server=server, host=HOST_SERVERS.get(server, resolved.host.name)
+            location=refs[0].location,
+            agent=agent,
+            refs=listed,
+            server=server,
+            host=HOST_SERVERS.get(server, resolved.host.name),
         )
 
 
