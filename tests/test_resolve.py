@@ -9,7 +9,6 @@ from quiver.model import Finding
 from quiver.project import load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 
-
 # These tests pin quiver's own gateway rules (quiver.hosts.gateway: what `quiver serve` exposes directly);
 # each host's split is tested in tests/hosts/.
 
@@ -76,7 +75,9 @@ def test_builtins_are_always_preloaded_rule_1(tmp_path: Path) -> None:
 
 def test_server_with_defer_tools_never_is_preloaded_rule_2(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", server=stdio(deferTools="never"))
-    assert {(t.gateway_load, t.gateway_decision.rule, t.gateway_decision.code) for t in r.tools} == {("preloaded", 2, "server-never-defers")}
+    assert {(t.gateway_load, t.gateway_decision.rule, t.gateway_decision.code) for t in r.tools} == {
+        ("preloaded", 2, "server-never-defers")
+    }
     source = r.tools[0].gateway_decision.source
     assert source is not None and source.file == ".mcp.json" and source.line > 1
 
@@ -98,14 +99,21 @@ def test_named_tool_is_preloaded_rule_4_with_the_reference_position(tmp_path: Pa
     r = one_agent(tmp_path, "description: d\ntools:\n  - big/*\n  - big/op_03\n")
     named = r.tool("big", "op_03")
     assert named is not None and named.gateway_load == "preloaded" and named.gateway_decision.rule == 4
-    assert named.gateway_decision.source is not None and (named.gateway_decision.source.line, named.gateway_decision.source.column) == (5, 5)
+    assert named.gateway_decision.source is not None and (
+        named.gateway_decision.source.line,
+        named.gateway_decision.source.column,
+    ) == (5, 5)
     assert r.tool("big", "op_04").load == "deferred"  # type: ignore[union-attr]
 
 
 def test_deferred_tool_loading_defers_named_tools(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ndeferred-tool-loading: true\ntools: ['big/*', 'big/op_03']")
     named = r.tool("big", "op_03")
-    assert named is not None and named.gateway_load == "deferred" and named.gateway_decision.code == "deferred-tool-loading"
+    assert (
+        named is not None
+        and named.gateway_load == "deferred"
+        and named.gateway_decision.code == "deferred-tool-loading"
+    )
 
 
 def test_explicit_preload_false_defers_even_below_the_threshold(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from quiver.errors import InputError, InputErrors, Position, QuiverError
 from quiver.model import Agent, Location, Lock, Server
 from quiver.sources.agents import discover_agents, read_agent
 from quiver.sources.lock import read_lock
-from quiver.sources.mcp_config import McpConfig, discover_configs, read_mcp_config, server_from_node
+from quiver.sources.mcp_config import CONFIG_FILES, McpConfig, discover_configs, read_mcp_config, server_from_node
 from quiver.sources.skills import Skill, discover_skills, read_skill
 
 # Host built-in MCP servers (DESIGN §3): known to exist even when no config defines them.
@@ -107,8 +107,8 @@ def servers_read_by(project: Project, files: frozenset[str] | None) -> dict[str,
     the files the quiver config adds (`mcp_configs`) and quiver's own `mcp_servers` overlays."""
     if files is None:
         return dict(project.servers)
-    extra = set(project.config.mcp_configs)
-    configs = tuple(c for c in project.configs if c.path in files or c.path in extra or c.dialect == "list")
+    standard = set(CONFIG_FILES)  # any other file is one the quiver config adds: every host reads it
+    configs = tuple(c for c in project.configs if c.path in files or c.path not in standard or c.dialect == "list")
     return merge_servers(configs, project.overlays)
 
 

@@ -147,7 +147,8 @@ def resolve_agent(
         tool, via, named = selector.selected[key]
         carried.append(Carried(visible[key[0]], tool, via, named))
     builtins = tuple(selector.builtins[k] for k in sorted(selector.builtins))
-    gateway_search, gateway_loads = gateway_rules.split(agent, carried, config)
+    settings = gateway_rules.Settings(config.tool_search, config.threshold, config.tool_search_models)
+    gateway_search, gateway_loads = gateway_rules.split(agent, carried, settings)
     model, model_source = effective_model(agent, chosen, config)
     if chosen.split is None:  # an API host: the caller decides, by quiver's rules
         split = HostSplit(gateway_search, gateway_loads)

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from quiver.config import Config
 from quiver.hosts.model import Carried, Decision, ToolSearch
 from quiver.model import Agent, Load, Location, Server
 
@@ -31,11 +30,19 @@ LoadCode = Literal[
 ]  # fmt: skip
 
 
+class Settings(NamedTuple):
+    """The quiver config's gateway settings: `tool_search`, `threshold`, `tool_search_models`."""
+
+    tool_search: str
+    threshold: int
+    tool_search_models: Sequence[str]
+
+
 def model_supports_tool_search(model: str, patterns: Sequence[str]) -> bool:
     return any(re.search(p, model, re.IGNORECASE) for p in patterns)
 
 
-def tool_search(agent: Agent, tools: Sequence[Carried], config: Config) -> ToolSearch:
+def tool_search(agent: Agent, tools: Sequence[Carried], config: Settings) -> ToolSearch:
     """Whether the gateway keeps anything behind its meta-tools for this agent, and why."""
     count = len(tools)
     threshold = config.threshold
@@ -89,7 +96,7 @@ def load_decision(
 
 
 def split(
-    agent: Agent, tools: Sequence[Carried], config: Config
+    agent: Agent, tools: Sequence[Carried], config: Settings
 ) -> tuple[ToolSearch, tuple[tuple[Load, Decision], ...]]:
     """The gateway's search decision and a (load, decision) per tool, in order."""
     search = tool_search(agent, tools, config)

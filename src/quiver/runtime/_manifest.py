@@ -142,7 +142,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
         agent = data["agent"]
         agent_id = str(agent["id"])
         agent_name = str(agent.get("name") or agent_id)
-        initial_tokens = int((data.get("budget") or {}).get("initial_tokens") or 0)
+        initial_tokens = int((data.get("gateway_budget") or data.get("budget") or {}).get("initial_tokens") or 0)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(
             f"`{where}` is malformed: {type(exc).__name__}: {exc}", hint="run `quiver compile` again"
