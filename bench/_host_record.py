@@ -13,14 +13,16 @@ more agents of the same project to record, one host run each (a project with sev
 
 `recorded.json` holds, for the scenario's `agent` (and under `agents`, for each other one):
 
-    {"host", "host_version", "agent", "model_sent", "sent", "up_front", "deferred", "search_tool",
+    {"host", "host_version", "agent", "model", "model_sent", "sent", "up_front", "deferred", "search_tool",
      "tokens": {"up_front", "deferred_listing"}, "raw": {...}}
 
+- `model`: the scenario's `--model`; `model_sent`: the model the host's request named.
 - `sent`: whether the host sent the request at all (false: the agent never ran; the lists are then empty).
 - `up_front`: tool names in the order sent, without `defer_loading`; `deferred`: the names sent with
   `defer_loading: true` or listed by name in the host's deferred-tools reminder, sorted (Claude Code's
   `DeferredToolPlaceholder`, a reserved stand-in it sends with `defer_loading`, is left out: it is in
-  `raw.defer_loading`).
+  `raw.defer_loading`; so is a listed name that is also sent up front: Claude Code 2.1.332 below its
+  `auto` threshold sends every tool up front and still lists the deferrable ones in the reminder).
 - `search_tool`: the host's tool-search tool when it is sent up front (ToolSearch, tool_search_tool).
 - `tokens.up_front`: o200k tokens of the up-front tools as sent, each counted as compact JSON of its
   `name`, `description` and `input_schema`, summed (quiver.tokens). `tokens.deferred_listing`: tokens of the
@@ -29,14 +31,19 @@ more agents of the same project to record, one host run each (a project with sev
 - `raw`: `tools` (every name in the tools array, in order), `defer_loading` (those flagged, in order),
   `reminder` (the reminder's names, in order, as full tool names), `count_tokens` (the tool names of each
   count_tokens request), `tool_tokens` (each sent tool's tokens, counted as above), `mcp_changed` (MCP
-  tools whose description or input schema as sent differs from the catalog's, and which part).
+  tools whose description or input schema as sent differs from the catalog's, and which part),
+  `mcp_failed` (servers the host's debug log says did not connect: a run is retried while one fails,
+  and kept with them named after ATTEMPTS runs).
 
 Only tool names and counts are kept: never a host's own descriptions, schemas or system prompt.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +58,7 @@ SEARCH_TOOLS = ("ToolSearch", "tool_search_tool")
 PLACEHOLDERS = frozenset({"DeferredToolPlaceholder"})
 CLAUDE_REMINDER = "The following deferred tools are now available via ToolSearch"
 COPILOT_REMINDER = "The tools listed below are deferred"
+NAME = re.compile(r"[A-Za-z0-9_.:-]+")  # a tool name as the reminders list it
 KEYS = {"host", "model", "env", "agent", "count_tokens", "launch", "agents", "about"}
 
 
@@ -135,18 +143,26 @@ def reminder(body: Mapping[str, Any], host: str) -> tuple[list[str], str]:
     """(full tool names, listing text) of the deferred-tools reminder, or ([], "")."""
     for text in _texts(body):
         if host == CLAUDE_CODE and CLAUDE_REMINDER in text:
-            after = _strip_tag(text.split(CLAUDE_REMINDER, 1)[1])
-            lines = [line for line in after.splitlines()[1:] if line.strip()]
+            # The header line, then one name a line up to a blank line or the closing tag (models that
+            # get one text block of several reminders, e.g. claude-haiku-5-5, have a blank line next).
+            after = _strip_tag(text.split(CLAUDE_REMINDER, 1)[1]).splitlines()[1:]
+            lines = list(itertools.takewhile(lambda line: NAME.fullmatch(line) is not None, after))
             return lines, "\n".join(lines)
         if host == COPILOT_CLI and COPILOT_REMINDER in text:
             after = _strip_tag(text.split(COPILOT_REMINDER, 1)[1])
-            blocks = after.split("\n\n")[1:]  # the instructions paragraph, then one block per server
+            # The instructions paragraph, then a block per server: a header line naming the tools' prefix
+            # in backquotes (`alpha-`), then `- tool` lines.
             names: list[str] = []
-            for block in blocks:
+            listing = []
+            for block in after.split("\n\n")[1:]:
                 lines = block.strip().splitlines()
-                prefix = lines[0].split("`")[1] if lines and lines[0].count("`") >= 2 else ""
-                names += [prefix + line[2:].strip() for line in lines[1:] if line.startswith("- ")]
-            return names, "\n\n".join(b.strip() for b in blocks if b.strip())
+                if not lines or lines[0].count("`") < 2:
+                    continue
+                prefix = lines[0].split("`")[1]
+                items = [line[2:].strip() for line in lines[1:] if line.startswith("- ")]
+                names += [prefix + item for item in items if NAME.fullmatch(item)]
+                listing.append(block.strip())
+            return names, "\n\n".join(listing)
     return [], ""
 
 
@@ -206,10 +222,11 @@ def record_run(run: Run, scenario: Scenario, version: str, agent: str | None) ->
         "host": scenario.host,
         "host_version": version,
         "agent": agent,
+        "model": scenario.model,
         "model_sent": body.get("model"),
         "sent": run.target is not None,
         "up_front": up,
-        "deferred": sorted((set(flagged) | set(listed)) - PLACEHOLDERS),
+        "deferred": sorted((set(flagged) | set(listed)) - PLACEHOLDERS - set(up)),
         "search_tool": next((n for n in SEARCH_TOOLS if n in up), None),
         "tokens": {
             "up_front": sum(tool_tokens[n] for n in up),
@@ -222,6 +239,7 @@ def record_run(run: Run, scenario: Scenario, version: str, agent: str | None) ->
             "count_tokens": counted,
             "tool_tokens": tool_tokens,
             "mcp_changed": changed,
+            "mcp_failed": list(run.mcp_failed),
         },
     }
 
@@ -240,6 +258,9 @@ def requests_summary(requests: Sequence[Request]) -> list[str]:
     return [f"{r.at:6.1f}s {r.path} tools={len((r.body or {}).get('tools') or [])}" for r in requests]
 
 
+ATTEMPTS = 5  # runs of one agent while a server fails to connect (under load); the last one is kept
+
+
 class RecordError(Exception):
     """A host run that did not show what it should (the host failed, or never reached the agent)."""
 
@@ -253,17 +274,23 @@ def record_scenario(
 
     records: dict[str | None, dict[str, Any]] = {}
     for agent in scenario.runs:
-        run = run_host(
-            scenario.host,
-            scenario.dir,
-            hosts_dir,
-            model=scenario.model,
-            env=scenario.env,
-            agent=agent,
-            launch=scenario.launch,
-            count_tokens=scenario.count_tokens,
-            save_dir=save_dir / (agent or "main") if save_dir is not None else None,
-        )
+        for _attempt in range(ATTEMPTS):
+            run = run_host(
+                scenario.host,
+                scenario.dir,
+                hosts_dir,
+                model=scenario.model,
+                env=scenario.env,
+                agent=agent,
+                launch=scenario.launch,
+                count_tokens=scenario.count_tokens,
+                save_dir=save_dir / (agent or "main") if save_dir is not None else None,
+            )
+            if not run.mcp_failed:
+                break
+            print(
+                f"note: {scenario.name}: {scenario.host} could not connect {', '.join(run.mcp_failed)}", file=sys.stderr
+            )
         subagent = scenario.host == CLAUDE_CODE and agent is not None and scenario.launch == "spawn"
         if run.target is None and (not subagent or not run.spawned):
             what = f"agent `{agent}`" if agent else "the main thread"

@@ -315,7 +315,8 @@ def _path() -> str:
 @dataclass(frozen=True, slots=True)
 class Run:
     """One host run: every request it sent, the one that shows the split (None: it never came), whether the
-    subagent was spawned, the proxy requests refused, the host's stderr tail, and the wall time."""
+    subagent was spawned, the proxy requests refused, the host's stderr tail, the wall time, and the MCP
+    servers that failed to connect (from the host's debug log, written to the run's temporary folder)."""
 
     host: str
     requests: tuple[Request, ...]
@@ -324,6 +325,7 @@ class Run:
     refused: tuple[str, ...]
     stderr_tail: str
     seconds: float
+    mcp_failed: tuple[str, ...] = ()  # MCP servers the host's log says it could not connect
     argv: tuple[str, ...] = field(default=())
 
 
@@ -340,13 +342,17 @@ def _project(project: Path, into: Path) -> Path:
     return work
 
 
-def _argv(host: str, binary: Path, config: Path, model: str | None, agent: str | None, flag: bool) -> list[str]:
+def _argv(
+    host: str, binary: Path, config: Path, model: str | None, agent: str | None, flag: bool, logs: Path
+) -> list[str]:
     if host == CLAUDE_CODE:
         argv = [str(binary), "-p", PROMPT, "--mcp-config", str(config), "--strict-mcp-config"]
+        argv += ["--debug-file", str(logs / "claude-debug.log")]
         if agent is not None and flag:
             argv += ["--agent", agent]
     else:
         argv = [str(binary), "-p", PROMPT, "--additional-mcp-config", f"@{config}"]
+        argv += ["--log-level", "debug", "--log-dir", str(logs)]
         if agent is not None:
             argv += ["--agent", agent]
     if model:
@@ -412,7 +418,9 @@ def run_host(
                 "COPILOT_PROVIDER_BASE_URL": recorder.url,
                 "COPILOT_PROVIDER_API_KEY": "dummy",
             }
-        argv = _argv(host, binary, project / ".mcp.json", model, agent, launch == "flag")
+        logs = Path(tmp) / "logs"
+        logs.mkdir()
+        argv = _argv(host, binary, project / ".mcp.json", model, agent, launch == "flag", logs)
         stderr_path = Path(tmp) / "stderr"
         with open(stderr_path, "wb") as errfile:
             proc = subprocess.Popen(
@@ -440,6 +448,9 @@ def run_host(
             refused = tuple(recorder.refused)
             spawned = recorder.spawned
         tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+        failed = failed_servers(logs)
+        if save_dir is not None:  # the host's own debug log beside the requests, for a look by hand
+            shutil.copytree(logs, save_dir / "logs", dirs_exist_ok=True)
     return Run(
         host=host,
         requests=requests,
@@ -448,8 +459,27 @@ def run_host(
         refused=refused,
         stderr_tail=tail,
         seconds=time.monotonic() - started,
+        mcp_failed=failed,
         argv=tuple(argv),
     )
+
+
+# How each host's debug log says an MCP server did not connect (2.1.332, 1.0.102): a connection timeout
+# under load, or a failed protocol negotiation. Such a run shows a split the host did not mean.
+FAILED_SERVER = (
+    re.compile(r'MCP server "([^"]+)":? Connection failed'),
+    re.compile(r'MCP server connection failed \{"server_name":"([^"]+)"'),
+)
+
+
+def failed_servers(logs: Path) -> tuple[str, ...]:
+    """The MCP servers a host's debug logs in `logs` report as failed to connect, sorted."""
+    found: set[str] = set()
+    for path in logs.rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found.update(m.group(1) for pattern in FAILED_SERVER for m in pattern.finditer(text))
+    return tuple(sorted(found))
 
 
 def _notify_on_exit(proc: subprocess.Popen[bytes], recorder: Recorder) -> None:
