@@ -139,3 +139,45 @@ def test_reminders_are_read_to_their_end() -> None:
     names, listing = reminder(body, "copilot-cli")
     assert names == ["alpha-a1", "alpha-a2"] and listing.endswith("- a2")
     assert FIXTURES.is_dir()
+
+
+STAND_IN_HOST = """#!{python}
+import json, os, subprocess, sys, time, urllib.request
+if sys.argv[1:] == ["--version"]:
+    print("2.1.332 (Claude Code)")
+    sys.exit(0)
+# a child that leaves the host's process group, as an MCP server may, and says so in PIDFILE
+pidfile = os.environ["PIDFILE"]
+code = "import os, sys, time; os.setsid(); open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid())); "
+code += "os.rename(sys.argv[1] + '.tmp', sys.argv[1]); time.sleep(600)"
+subprocess.Popen([sys.executable, "-c", code, pidfile])
+while not os.path.exists(pidfile):
+    time.sleep(0.01)
+body = {{"model": "m", "tools": [{{"name": "Read"}}], "messages": [{{"role": "user", "content": "hello"}}]}}
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", json.dumps(body).encode(), {{"content-type": "application/json"}}
+)
+urllib.request.urlopen(request, timeout=30).read()
+time.sleep(600)
+"""
+
+
+def test_run_host_returns_on_the_request_and_ends_every_process(tmp_path: Path) -> None:
+    """A stand-in for Claude Code (the real one is not installed in CI): it starts a child that leaves its
+    process group, sends its request, and would sleep; run_host returns on the request and ends both."""
+    from _host_recorder import _live, host_version, run_host
+
+    hosts = tmp_path / "hosts"
+    binary = hosts / "node_modules" / ".bin" / "claude"
+    binary.parent.mkdir(parents=True)
+    binary.write_text(STAND_IN_HOST.format(python=sys.executable), encoding="utf-8")
+    binary.chmod(0o755)
+    project = tmp_path / "project"
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / ".mcp.json").write_text('{"mcpServers": {}}', encoding="utf-8")
+    pidfile = tmp_path / "child.pid"
+    assert host_version(hosts, "claude-code") == "2.1.332"
+    run = run_host("claude-code", project, hosts, model="m", env={"PIDFILE": str(pidfile)})
+    assert run.target is not None and run.target.body["tools"] == [{"name": "Read"}]
+    assert run.refused == () and run.mcp_failed == ()
+    assert _live([int(pidfile.read_text())]) == []
