@@ -66,8 +66,13 @@ def one(scenario: Scenario, hosts: Path, versions: dict[str, str], args: argpars
     if args.check:
         old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         if _comparable(old) != _comparable(json.loads(text)):
-            return "\n".join([*lines, f"  DIFFERS from the committed {path.relative_to(ROOT)}"]), False
+            failed = sorted({s for r in records.values() for s in r["raw"]["mcp_failed"]})
+            why = f" (servers that did not connect: {', '.join(failed)})" if failed else ""
+            return "\n".join([*lines, f"  DIFFERS from the committed {path.relative_to(ROOT)}{why}"]), False
         return "\n".join(lines), True
+    failed = sorted({s for r in records.values() for s in r["raw"]["mcp_failed"]})
+    if failed:
+        return "\n".join([*lines, f"  NOT WRITTEN: servers did not connect: {', '.join(failed)}"]), False
     write_atomic(path, text)
     return "\n".join(lines), True
 
