@@ -12,6 +12,7 @@ from quiver.hosts.model import HostId
 from quiver.model import JSON
 
 HOST_IDS = tuple(h.value for h in HostId)
+AGENT_HOST_IDS = tuple(h.value for h in HostId if not h.value.endswith("-api"))
 
 DEFAULT_THRESHOLD = 30
 # Models whose host supports tool search (DESIGN §3): Claude Sonnet/Opus 4+, GPT-5.4+, or unset.
@@ -47,6 +48,7 @@ KEYS = frozenset(
         "host",
         "hosts",
         "agent_hosts",
+        "sessions",
     }
 )
 AGENT_KINDS = ("copilot", "claude", "chatmode")
@@ -84,6 +86,7 @@ class Config:
     host: str | None = None  # the host of every agent (else inferred per agent: quiver.hosts.infer)
     hosts: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)  # host id -> its settings
     agent_hosts: Mapping[str, str] = field(default_factory=dict)  # agent id -> host id
+    sessions: tuple[str, ...] = ()  # hosts whose main session (no agent file) is compiled too
     mcp_configs: tuple[str, ...] = ()
     lock: str = "quiver.lock.json"
     out: str = "build/quiver"
@@ -240,8 +243,13 @@ def config_from_table(
     for agent, value in agent_hosts.items():
         if value not in HOST_IDS:
             raise fail(f"agent_hosts.{agent}", f"one of {', '.join(HOST_IDS)}")
+    sessions = strings("sessions")
+    for ident in sessions:
+        if ident not in AGENT_HOST_IDS:
+            raise fail("sessions", f"a list of hosts: {', '.join(AGENT_HOST_IDS)}")
     return Config(
         path=name,
+        sessions=sessions,
         agents=_agent_globs(table.get("agents", []), fail),
         exclude=strings("exclude"),
         host=host,
@@ -316,7 +324,10 @@ def _host_settings(
                 isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100_000_000
             ):
                 raise fail(f"hosts.{ident}.{key}", "a whole number >= 0")
-            if key == "tool_search" and not isinstance(value, bool):
+            if key == "provider" and value not in ("github", "anthropic", "openai", "azure"):
+                what = '"github" (the default) or a custom provider type ("anthropic", ...)'
+                raise fail(f"hosts.{ident}.{key}", what)
+            if key in ("tool_search", "offline") and not isinstance(value, bool):
                 raise fail(f"hosts.{ident}.{key}", "true or false")
         out[ident] = dict(settings)
     return out

@@ -94,6 +94,7 @@ class Agent:
     disallowed: tuple[ToolRef, ...] = ()  # Claude Code's `disallowedTools`
     skills: tuple[str, ...] = ()  # the skills the agent names (`skills`): their bodies are loaded up front
     host: str | None = None  # the host an `agents` glob gives it (quiver.toml `[[agents]] host`)
+    session: bool = False  # a host's main session (quiver.toml `sessions`), not an agent file
 
     @property
     def prompt_sha256(self) -> str:

@@ -42,6 +42,12 @@ class Project:
     overlays: tuple[Server, ...] = ()  # the quiver config's `[[mcp_servers]]` entries
     skills: tuple[Skill, ...] = ()  # every readable SKILL.md of the project
 
+    @property
+    def sessions(self) -> tuple[Agent, ...]:
+        """The hosts' main sessions the config asks for (`sessions`): each an agent without a file, named
+        `@<host>`, that carries every tool the host sees."""
+        return tuple(session_agent(self.config, host) for host in self.config.sessions)
+
 
 def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool = False) -> Project:
     """Read everything, collecting each broken file's error and reading every other file.
@@ -99,6 +105,26 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool
         {**{rel: f.id for rel, f in discovered.items()}, **{a.path: a.id for a in agents}},
         overlays,
         tuple(skills),
+    )
+
+
+def session_agent(config: Config, host: str) -> Agent:
+    """A host's main session as an agent: no `tools` (everything the host sees), its host's own name."""
+    rel = config.path or "quiver.toml"
+    where = Location(rel, *config.positions.get(("sessions",), (1, 1)))
+    return Agent(
+        id=f"@{host}",
+        path=rel,
+        kind="claude" if host == "claude-code" else "copilot",
+        location=where,
+        frontmatter={},
+        key_locations={},
+        body="",
+        body_line=1,
+        name=f"{host} session",
+        description=f"the main session of {host}, with every MCP server it reads",
+        host=host,
+        session=True,
     )
 
 

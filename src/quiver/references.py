@@ -23,8 +23,12 @@ from quiver.project import HOST_SERVERS, apply_overlay
 from quiver.suggest import closest, typo_of
 
 CLAUDE_MCP_PREFIX = "mcp__"  # Claude Code's model-facing MCP names: `mcp__server__tool`, `mcp__server`
+# The host's own server behind a shadowing name: a project server at this address is that same server.
+SHADOWING_URLS = {"github": "https://api.githubcopilot.com/mcp"}
 
-UnresolvedKind = Literal["unknown-tool", "ambiguous-tool", "unknown-server", "host-syntax", "not-read-by-host"]
+UnresolvedKind = Literal[
+    "unknown-tool", "ambiguous-tool", "unknown-server", "host-syntax", "not-read-by-host", "shadowed-by-host"
+]  # fmt: skip
 ResolvedBuiltin = BuiltinRef  # a `tools` entry naming one of the host's own tools
 
 
@@ -132,6 +136,7 @@ class Selector:
         catalogs: Catalogs | None = None,
         host: Host | None = None,
         everywhere: Mapping[str, Server] | None = None,
+        settings: Mapping[str, object] | None = None,
     ) -> None:
         from quiver.hosts import HostId as _Id
         from quiver.hosts import host as host_of
@@ -142,6 +147,7 @@ class Selector:
         self.agent = agent
         self.visible = visible
         self.everywhere = everywhere or {}  # servers of every config file, read by this host or not
+        self.offline = bool((settings or {}).get("offline"))  # the host runs without its own servers
         self.shared = catalogs if catalogs is not None else Catalogs(lock)
         self.catalogs = {name: self.shared.of(server) for name, server in visible.items()}
         self.selected: dict[tuple[str, str], tuple[LockedTool, Location, bool]] = {}
@@ -216,6 +222,20 @@ class Selector:
         return server, name[len(server) + 2 :] or "*"
 
     def qualified(self, ref: ToolRef, prefix: str, rest: str) -> None:
+        if prefix in self.runner.shadowing_servers and prefix in self.visible and not self.claude:
+            own = self.runner.name
+            if self.offline:  # recorded offline: the host's own server is not there, and the project's is shadowed
+                self.host_reference(ref, prefix)
+                why = f"offline, {own} has no `{prefix}` server of its own and does not use the project's"
+                self.unresolved.append(Unresolved("shadowed-by-host", ref, server=prefix, why=why))
+                return
+            url = self.visible[prefix].url or ""
+            if not url.rstrip("/").startswith(SHADOWING_URLS.get(prefix, "-")):
+                why = (
+                    f"{own} serves `{prefix}/...` from its own `{prefix}` server, not the project's "
+                    f"({self.visible[prefix].location}); quiver counts the project's catalog for it"
+                )
+                self.unresolved.append(Unresolved("shadowed-by-host", ref, server=prefix, why=why))
         if prefix in self.visible:
             catalog = self.catalogs[prefix]
             if rest == "*" or catalog is None:
@@ -283,6 +303,17 @@ class Selector:
         else:
             self.unverified.append(Unverified(ref, "not a Claude Code tool quiver knows, nor an MCP tool here"))
 
+    def copilot_named(self, text: str) -> LockedTool | None:
+        """The tool whose Copilot CLI name (`server-tool`) is `text`, when the entry is written that way."""
+        from quiver.names import copilot_cli_name
+
+        for name in sorted(self.catalogs):
+            if text.startswith(f"{name}-") or copilot_cli_name(name, "") == text[: len(name) + 1]:
+                for tool in self.catalogs[name] or ():
+                    if copilot_cli_name(name, tool.name) == text:
+                        return tool
+        return None
+
     def host_reference(self, ref: ToolRef, server: str) -> None:
         self.host.setdefault(server, []).append(ref)
 
@@ -290,6 +321,9 @@ class Selector:
         owners = sorted(
             (name, tool) for name, catalog in self.catalogs.items() for tool in catalog or () if tool.name == text
         )
+        if not owners and self.runner.id == HostId.COPILOT_CLI and (named := self.copilot_named(text)):
+            self.add(named, ref.location, named=True)  # `server-tool`, the form Copilot CLI sends (recorded)
+            return
         if owners and not self.runner.bare_names_resolve:
             server = owners[0][0]
             why = f"{self.runner.name} reaches MCP tools only as `server/tool`, not by a bare name"

@@ -134,7 +134,7 @@ def resolve_agent(
         if servers is not None and isinstance(servers, dict):
             servers[host_id] = project_servers
     visible = visible_servers(agent, project_servers, lock, chosen.builtin_servers)
-    selector = Selector(agent, visible, lock, catalogs, chosen, project.servers)
+    selector = Selector(agent, visible, lock, catalogs, chosen, project.servers, config.hosts.get(host_id.value))
     refs = agent.tools if agent.tools is not None else (ToolRef("*", agent.key_locations.get("tools", agent.location)),)
     for ref in refs:
         selector.reference(ref)
@@ -161,6 +161,7 @@ def resolve_agent(
             tools=carried,
             builtins=builtins,
             explicit_tools=agent.tools is not None,
+            session=agent.session,
         )
         split = chosen.split(job)
     tools = tuple(
@@ -247,7 +248,7 @@ def _names(keys: list[tuple[str, str]], catalogs: Catalogs | None) -> Mapping[tu
 def resolve_project(project: Project, host: str | None = None) -> list[ResolvedAgent]:
     catalogs = Catalogs(project.lock)  # one cut of each server's catalog for every agent
     servers: dict[HostId, Mapping[str, Server]] = {}  # each host's view of the configs, merged once
-    return [resolve_agent(a, project, catalogs, host, servers) for a in project.agents]
+    return [resolve_agent(a, project, catalogs, host, servers) for a in (*project.agents, *project.sessions)]
 
 
 def unserved_entries(project: Project) -> list[UnservedEntry]:

@@ -50,6 +50,8 @@ class Host:
     project_config: str = ".mcp.json"  # the file to define a project's servers in for this host
     skill_dirs: tuple[str, ...] = (".github/skills", ".claude/skills")  # the project skill folders it lists
     builtin_servers: frozenset[str] = frozenset()  # MCP servers the host brings itself (no config needed)
+    # its own servers whose name wins over a user's server of that name in `server/tool` references
+    shadowing_servers: frozenset[str] = frozenset()
     skill_listing: Callable[[Sequence[tuple[str, str]]], str] = skill_xml
 
     @property

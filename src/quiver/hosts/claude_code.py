@@ -21,6 +21,8 @@ search"; code.claude.com/docs/en/sub-agents). Facts the recordings show:
 
 from __future__ import annotations
 
+import re
+
 from quiver.hosts.base import Host, model_facing_tokens, skill_lines
 from quiver.hosts.model import (
     BuiltinRef,
@@ -56,6 +58,38 @@ INHERITED_DEFERRED = (
     "WebFetch",
     "WebSearch",
 )
+# The main session's built-ins (2.1.332, recorded with `claude -p`): more of them, and more deferred.
+SESSION_UP = (
+    "Agent",
+    "Bash",
+    "Edit",
+    "ListAgents",
+    "Read",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "Skill",
+    "ToolSearch",
+    "Workflow",
+    "Write",
+)
+SESSION_DEFERRED = (
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "DesignSync",
+    "EnterWorktree",
+    "ExitWorktree",
+    "Monitor",
+    "NotebookEdit",
+    "SendMessage",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskStop",
+    "TaskUpdate",
+    "WebFetch",
+    "WebSearch",
+)
 # Names a subagent may list, and the tool each is sent as (2.1.332, recorded: `Task` is the old name of
 # `Agent`, `KillShell` of `TaskStop`).
 SENT_AS: dict[str, str] = {
@@ -63,7 +97,7 @@ SENT_AS: dict[str, str] = {
     "Task": "Agent",
     "KillShell": "TaskStop",
 }
-DEFERRABLE = frozenset(INHERITED_DEFERRED)
+DEFERRABLE = frozenset({*INHERITED_DEFERRED, *SESSION_DEFERRED})
 # o200k tokens of each deferrable built-in's definition as 2.1.332 sends it (recorded): `auto` counts them
 # with the MCP tools (a subagent makes its own count over its own deferrable tools).
 DEFERRABLE_TOKENS: dict[str, int] = {
@@ -75,6 +109,14 @@ DEFERRABLE_TOKENS: dict[str, int] = {
     "TaskStop": 176,
     "WebFetch": 503,
     "WebSearch": 411,
+    "CronCreate": 1253,
+    "CronDelete": 97,
+    "CronList": 64,
+    "DesignSync": 2574,
+    "TaskCreate": 603,
+    "TaskGet": 243,
+    "TaskList": 280,
+    "TaskUpdate": 858,
 }
 # Names Claude Code documents (or documented) that a subagent on 2.1.332 is not sent, and why.
 NOT_SENT: dict[str, str] = {
@@ -107,6 +149,13 @@ NOT_SENT: dict[str, str] = {
     "DesignSync": "main session only",
 }
 BUILTIN_NAMES = frozenset({*SENT_AS, *NOT_SENT})
+# The task-list tools are not sent to Claude 5 models (2.1.332: claude-haiku-5-5 and claude-opus-5-5 got
+# none of them, claude-sonnet-4-6, claude-haiku-4-5 and claude-sonnet-4 all four).
+TASK_LIST_TOOLS = frozenset({"TaskCreate", "TaskGet", "TaskList", "TaskUpdate"})
+# Model aliases as 2.1.332 sends them (recorded: `haiku` and `opus` as the 5.5 models).
+ALIASES = {"haiku": "claude-haiku-5-5", "opus": "claude-opus-5-5"}
+# Tools that go with another: Monitor watches what Bash runs, so an agent without Bash has no Monitor.
+NEEDS = {"Monitor": "Bash"}
 _BY_LOWER = {name.lower(): name for name in BUILTIN_NAMES}
 
 
@@ -154,7 +203,12 @@ def _setting(job: SplitJob) -> str:
     return str(value).strip().lower() if value is not None else ""
 
 
-def _auto_percent(setting: str) -> int | None:
+def auto_threshold(percent: int, window: int) -> int:
+    """The deferrable tokens at which `auto:N` defers: N% of the window plus 500 (bisected on 2.1.332)."""
+    return window * percent // 100 + AUTO_MARGIN
+
+
+def auto_percent(setting: str) -> int | None:
     """N of `auto:N` (10 for `auto`), None for any other setting."""
     if setting == "auto":
         return AUTO_PERCENT
@@ -176,12 +230,19 @@ def _always_load(item: Carried) -> str | None:
 def split(job: SplitJob) -> HostSplit:
     setting = _setting(job)
     count = len(job.tools)
-    if job.explicit_tools:
+    builtins: tuple[str, ...]
+    if job.session:
+        model = ALIASES.get((job.model or "").lower(), job.model or "")
+        drop = TASK_LIST_TOOLS if re.search(r"claude-\w+-5|claude-5", model) else frozenset()
+        builtins = tuple(b for b in (*SESSION_UP, *SESSION_DEFERRED) if b not in drop)
+        searchable = True
+    elif job.explicit_tools:
         sent = [name for b in job.builtins for name in b.sent]
         builtins = tuple(dict.fromkeys(sent))
         searchable = SEARCH_TOOL in builtins
     else:
         dropped = {b.ref for b in job.builtins if b.kind == "disallowed"}  # `disallowedTools`
+        dropped |= {tool for tool, needed in NEEDS.items() if needed in dropped}
         builtins = tuple(b for b in (*INHERITED_UP, *INHERITED_DEFERRED) if b not in dropped)
         searchable = SEARCH_TOOL in builtins
     deferrable_builtins = tuple(b for b in builtins if b in DEFERRABLE)
@@ -194,9 +255,9 @@ def split(job: SplitJob) -> HostSplit:
         ts = search(False, f"{names}: Claude Code sends every listed tool up front")
     elif setting == "false":
         ts = search(False, "ENABLE_TOOL_SEARCH=false: Claude Code sends every tool up front")
-    elif (percent := _auto_percent(setting)) is not None:
+    elif (percent := auto_percent(setting)) is not None:
         window = _int(job.settings.get("context_window"), CONTEXT_WINDOW)
-        threshold = window * percent // 100 + AUTO_MARGIN
+        threshold = auto_threshold(percent, window)
         mcp = sum(model_facing_tokens(i) for i in job.tools if _always_load(i) is None)
         own = sum(DEFERRABLE_TOKENS.get(b, 0) for b in deferrable_builtins)
         measured = mcp + own

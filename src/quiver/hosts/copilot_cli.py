@@ -53,6 +53,9 @@ DEFAULT_SET = (
     "glob",
     "task",
 )
+# The main session's built-ins (1.0.102, recorded with `copilot -p`): no update_todo, and
+# `tool_search_tool` only when it defers.
+SESSION_SET = tuple(name for name in DEFAULT_SET if name not in ("tool_search_tool", "update_todo"))
 # What each alias is sent as (1.0.102, recorded offline: `web` sent nothing there).
 ALIAS_TOOLS: dict[str, tuple[str, ...]] = {
     "read": ("view",),
@@ -85,18 +88,37 @@ def builtin(text: str, location: Location) -> BuiltinRef | None:
     return None
 
 
-def supports(model: str | None) -> bool:
-    return model is None or any(re.search(p, model, re.IGNORECASE) for p in MODELS)
+# Through a custom provider of type `anthropic` (BYOK, how it was recorded) only Claude models defer: gpt-5.4
+# got every tool up front there. GitHub's own provider (not runnable here) defers GPT-5.4+ per the changelog.
+ANTHROPIC_PROVIDER_MODELS = MODELS[:4]
+
+
+def supports(model: str | None, provider: str = "github") -> bool:
+    patterns = ANTHROPIC_PROVIDER_MODELS if provider == "anthropic" else MODELS
+    return model is None or any(re.search(p, model, re.IGNORECASE) for p in patterns)
+
+
+# GPT models get `apply_patch` for create/edit and `rg` for grep (1.0.102, recorded with gpt-5.4).
+GPT_TOOLS = {"create": "apply_patch", "edit": "apply_patch", "grep": "rg"}
+
+
+def _for_model(builtins: tuple[str, ...], model: str | None) -> tuple[str, ...]:
+    if model is None or not re.match(r"gpt", model, re.IGNORECASE):
+        return builtins
+    return tuple(dict.fromkeys(GPT_TOOLS.get(b, b) for b in builtins))
 
 
 def split(job: SplitJob) -> HostSplit:
     count = len(job.tools)
-    if job.explicit_tools:
+    if job.session:
+        builtins = SESSION_SET
+    elif job.explicit_tools:
         builtins = tuple(dict.fromkeys([*(name for b in job.builtins for name in b.sent), *ALWAYS]))
         if any(b.canonical == "*" for b in job.builtins):
             builtins = DEFAULT_SET
     else:
         builtins = DEFAULT_SET
+    builtins = _for_model(builtins, job.model)
     total = len(builtins) + count
     host = HostId.COPILOT_CLI.value
 
@@ -105,7 +127,7 @@ def split(job: SplitJob) -> HostSplit:
 
     if job.settings.get("tool_search") is False:
         ts = search(False, "`tool_search = false` for copilot-cli in the quiver config (Copilot's `toolSearch`)")
-    elif not supports(job.model):
+    elif not supports(job.model, str(job.settings.get("provider") or "github")):
         ts = search(False, f"model `{job.model}` ({job.model_source}) does not support tool search on Copilot CLI")
     elif total > TOOL_LIMIT:
         ts = search(True, f"{total} tools ({len(builtins)} built-in, {count} MCP) > {TOOL_LIMIT}")
@@ -156,12 +178,13 @@ HOST = Host(
     basis=MEASURED,
     names_key="copilot_cli",
     description_limit=None,
-    settings=frozenset({"model", "tool_search"}),
+    settings=frozenset({"model", "tool_search", "provider", "offline"}),
     builtin=builtin,
     split=split,
     behind_gateway=behind_gateway,
     builtin_servers=frozenset({"github", "github-mcp-server", "playwright", "fetch", "time"}),
     bare_names_resolve=False,
+    shadowing_servers=frozenset({"github"}),
     # the workspace's .mcp.json (measured in a trusted folder; not .github/mcp.json or .vscode/mcp.json) and
     # the user's own mcp-config.json, when a repository keeps a copy of it
     config_files=frozenset({".mcp.json", "mcp-config.json", ".copilot/mcp-config.json"}),

@@ -95,6 +95,7 @@ class SplitJob:
     tools: Sequence[Carried]
     builtins: Sequence[BuiltinRef]
     explicit_tools: bool  # the agent lists its tools (else it gets the host's default set)
+    session: bool = False  # the host's main session (`sessions` in quiver.toml), not a custom agent
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,15 @@ def host_findings(resolved: ResolvedAgent, src: Sources | None = None) -> Iterat
     for item in resolved.unresolved:
         if item.kind == "host-syntax":
             yield _finding(resolved, item, src)
+        elif item.kind == "shadowed-by-host":
+            yield SERVER_SHADOWED_BY_HOST.finding(
+                location=item.ref.location,
+                agent=resolved.agent.id,
+                server=item.server,
+                ref=item.ref.text,
+                host=resolved.host.label,
+                why=item.why,
+            )
         elif item.kind == "not-read-by-host":
             files = resolved.host.project_config
             yield SERVER_NOT_READ_BY_HOST.finding(
@@ -135,4 +144,36 @@ docs/hosts.md; code.claude.com/docs/en/mcp (project scope); Copilot CLI docs (wo
 )
 
 
-RULES: tuple[Rule, ...] = (HOST_TOOL_SYNTAX, SERVER_NOT_READ_BY_HOST)
+SERVER_SHADOWED_BY_HOST = Rule(
+    code="AGT025",
+    name="server-shadowed-by-host",
+    severity="warning",
+    check=check,
+    message="`{ref}` on {host}: {why}",
+    hint="rename the server `{server}` in the MCP config (and in the agent's `tools`)",
+    doc="""\
+## What it does
+Flags a `tools` entry `server/...` whose server name is also one of the host's own servers, which wins:
+Copilot CLI reads `github/*` in a custom agent as its built-in GitHub server, so a `github` server the
+project defines in `.mcp.json` is not what the agent gets (recorded on Copilot CLI 1.0.102: the agent's
+`github/...` entries reached none of the project server's tools; renamed, they did).
+
+## Why is this bad?
+The agent runs with another server's tools than the ones its prompt, the lock and quiver's budget assume:
+other names, other permissions, another token.
+
+## Example
+`.mcp.json` defines `github` (a pinned, read-only build); the agent says `tools: ["github/get_me"]`.
+
+Use instead: name the project's server `github-readonly` and write `github-readonly/get_me`.
+
+## Fix
+Rename the project's server and the agent's entries; or keep the name and accept the host's own server.
+
+## References
+docs/hosts.md (Copilot CLI).
+""",
+)
+
+
+RULES: tuple[Rule, ...] = (HOST_TOOL_SYNTAX, SERVER_NOT_READ_BY_HOST, SERVER_SHADOWED_BY_HOST)

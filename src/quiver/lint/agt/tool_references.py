@@ -39,8 +39,8 @@ def reference_findings(resolved: ResolvedAgent) -> Iterator[Finding]:
                 yield AMBIGUOUS_TOOL_REFERENCE.finding(
                     location=at, agent=agent, ref=ref, servers=servers, example=example
                 )
-            case "host-syntax" | "not-read-by-host":
-                continue  # AGT023, AGT024 (host_references.py)
+            case "host-syntax" | "not-read-by-host" | "shadowed-by-host":
+                continue  # AGT023-025 (host_references.py)
             case "unknown-server":
                 hint = f"did you mean `{item.guess}`?"
                 yield UNKNOWN_SERVER_REFERENCE.finding(
