@@ -72,7 +72,8 @@ def test_serve_refuses_to_start_without_a_required_input_naming_each_one(tmp_pat
     # where the project defines the server (as `quiver snapshot` says it), which manifest, and the fix
     (line,) = [x for x in done.stderr.splitlines() if "${input:workspace}" in x]
     at = next(i for i, x in enumerate((demo / ".vscode/mcp.json").read_text().splitlines(), 1) if '"filesystem"' in x)
-    assert line.startswith(f"error: {tmp_path / '.vscode' / 'mcp.json'}:{at}:5: server `filesystem` (manifest {manifest})")
+    where = f"{tmp_path / '.vscode' / 'mcp.json'}:{at}:5"
+    assert line.startswith(f"error: {where}: server `filesystem` (manifest {manifest})")
     assert line.endswith("(export QUIVER_INPUT_WORKSPACE=... before running quiver)")
     assert "export QUIVER_INPUT_WORKSPACE=" in done.stderr
     assert "Traceback" not in done.stderr
