@@ -287,11 +287,11 @@ def test_patterns_and_formats() -> None:
 
 
 def test_an_unconfirmable_witness_turns_the_error_into_a_warning_that_says_so() -> None:
-    # jsonschema checks `date-time` only with an optional package, so no string can be shown to fail it
-    findings = diff(tool({"at": S}), tool({"at": {"type": "string", "format": "date-time"}}))
+    # quiver asserts no `duration` format (contract/formats.py), so no string can be shown to fail it
+    findings = diff(tool({"at": S}), tool({"at": {"type": "string", "format": "duration"}}))
     finding = one(findings, "CTR031")
     assert finding.severity == "warning"
-    assert finding.message == "tool `github/t`: `at`: format `date-time` added (witness could not be confirmed)"
+    assert finding.message == "tool `github/t`: `at`: format `duration` added (witness could not be confirmed)"
     assert finding.witness is None
 
 
