@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -199,6 +200,7 @@ def test_a_tools_list_side_takes_the_server_name_of_the_other_side(tmp_path: Pat
 
 
 def test_a_diff_without_breaking_candidates_imports_neither_jsonschema_nor_the_lint_catalog(tmp_path: Path) -> None:
+    # a changed description is scanned with lint's injection patterns, and that module alone is loaded
     old = snapshot_dir(tmp_path, "old", {"a.snap": tool("a")})
     new = snapshot_dir(tmp_path, "new", {"a.snap": {**tool("a"), "description": "reworded"}, "b.snap": tool("b")})
     script = (
@@ -212,5 +214,10 @@ def test_a_diff_without_breaking_candidates_imports_neither_jsonschema_nor_the_l
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     loaded = proc.stdout.splitlines()[-1]
     # the severity pipeline ran (it is the findings layer's since issue 12); the lint catalog was never built
-    assert "jsonschema" not in loaded and "quiver.lint" not in loaded and "'quiver.findings.severity'" in loaded
+    assert "jsonschema" not in loaded and "'quiver.findings.severity'" in loaded
+    assert [m for m in ast.literal_eval(loaded.removeprefix("MODULES ")) if m.startswith("quiver.lint")] == [
+        "quiver.lint",
+        "quiver.lint.support",
+        "quiver.lint.support.injection",
+    ]
     assert [f["rule"] for f in json.loads(proc.stdout.split("MODULES")[0])] == ["CTR004", "CTR003"]

@@ -16,12 +16,16 @@ from quiver.sources.files import write_atomic
 
 
 def diff_sides(old: Side, new: Side) -> list[Finding]:
-    """Findings for every server of either side, then for every agent present on both sides. Each finding
-    has a location: the tool's own (new side first), its server's entry, else the side's file at line 1."""
+    """Findings for every server of either side (a tool that moved between servers once, as a move), then for
+    every agent present on both sides. Each finding has a location: the tool's own (new side first), its
+    server's entry, else the side's file at line 1."""
     from dataclasses import replace
 
-    from quiver.contract.diff import diff_catalogs, sort_findings
+    from quiver.contract.diff import diff_catalogs, diff_moved, sort_findings
+    from quiver.contract.moves import match_moves
 
+    moves = match_moves(old.catalogs, new.catalogs)
+    arrived = set(moves.values())
     findings: list[Finding] = []
     for server in sorted(set(old.catalogs) | set(new.catalogs)):
         locations = {tool: loc for (srv, tool), loc in new.locations.items() if srv == server}
@@ -32,11 +36,27 @@ def diff_sides(old: Side, new: Side) -> list[Finding]:
                 if at is not None:
                     locations[name] = at
         findings += diff_catalogs(
-            old.catalogs.get(server, {}), new.catalogs.get(server, {}), server=server, locations=locations
+            {n: t for n, t in old.catalogs.get(server, {}).items() if (server, n) not in moves},
+            {n: t for n, t in new.catalogs.get(server, {}).items() if (server, n) not in arrived},
+            server=server,
+            locations=locations,
+            scan=text_hazards,
         )
+    for (server, name), target in sorted(moves.items()):
+        before, after = old.catalogs[server][name], new.catalogs[target[0]][target[1]]
+        where = new.locations.get(target) or new.server_locations.get(target[0])
+        findings += diff_moved(before, after, source=(server, name), target=target, location=where, scan=text_hazards)
     findings += _agent_findings(old, new)
     default = new.file or old.file
     return sort_findings(f if f.location or default is None else replace(f, location=default) for f in findings)
+
+
+def text_hazards(text: str) -> list[tuple[str, str]]:
+    """What `quiver lint`'s SEC rules flag in one text: the contract diff's `TextScan` (it may not import lint).
+    Imported on the first changed text, so a diff that changes none loads no lint module."""
+    from quiver.lint.support.injection import hazards
+
+    return hazards(text)
 
 
 def _agent_findings(old: Side, new: Side) -> list[Finding]:
@@ -191,7 +211,7 @@ def _history(
     worst: list[Finding] = []
     records: list[dict[str, object]] = []
     lines: list[str] = []
-    for step, found in diff_history(root, rev_range, path, server=server):
+    for step, found in diff_history(root, rev_range, path, server=server, scan=text_hazards):
         kept, _ = _accepted(found, overrides, ignores)
         worst += at_or_above(kept, fail_on)
         records.append({"base": step.parent, "head": step.commit, "findings": [f.to_json() for f in kept]})

@@ -284,6 +284,9 @@ class Walker:
             return
         if frames[-1].segment[0] == "prop" and _words(a.description) != _words(b.description):
             self.emit("description", "changed", frames, None, _DECLARATION)
+        kind, name = frames[-1].segment
+        if kind == "prop" and name in frames[-1].fallback.required:
+            return  # every old caller sends the property: no default (added, changed or removed) reaches them
         if a.has_default and b.has_default and value_key(a.default) != value_key(b.default):
             self.emit("default", "changed", frames, None, _DECLARATION, a=show(a.default), b=show(b.default))
         elif a.has_default != b.has_default:
