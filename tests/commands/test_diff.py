@@ -127,7 +127,7 @@ def test_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
     write_lock(tmp_path, {"s": [tool("a")]})
     commit(tmp_path, "base")
     code, _, err = run(tmp_path, "diff", "no-such-ref")
-    assert code == 2 and "`no-such-ref` is neither a file, a directory nor a git ref" in err
+    assert code == 2 and "`no-such-ref` is neither a file, a directory, a git ref nor REF:PATH" in err
     broken = tmp_path / "broken.json"
     broken.write_text('{"tools": [')
     code, _, err = run(tmp_path, "diff", "HEAD", str(broken))

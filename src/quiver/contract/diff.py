@@ -16,11 +16,13 @@ from typing import Literal
 from quiver.contract import _rules_gaps as gap_rules
 from quiver.contract import _rules_surface as surface_rules
 from quiver.contract import _rules_tool as tool_rules
-from quiver.contract._change import Change
+from quiver.contract._change import Change, pointer
 from quiver.contract.catalog_files import UNREADABLE  # set by a side reader on a tool it could not read
 from quiver.contract.document import Document
 from quiver.contract.folds import match_folds
 from quiver.contract.hazards import KINDS, TextScan, introduced
+from quiver.contract.places import Locator
+from quiver.contract.positions import Pointer
 from quiver.contract.rules import rule_for
 from quiver.contract.taxonomy import WIDER, UnknownCell
 from quiver.contract.tool_fields import field_changes, header_changes
@@ -39,14 +41,19 @@ Direction = Literal["input", "output"]
 
 @dataclass(frozen=True, slots=True)
 class _Where:
-    """The server, tool and location every finding of one tool shares."""
+    """The server, tool and location every finding of one tool shares; `locate` places a finding at the part
+    of the tool it is about (a JSON pointer in the Tool object), when the side knows its file."""
 
     server: str
     tool: str
     location: Location | None
+    locate: Locator | None = None
 
-    def finding(self, rule: Rule, **values: JSON) -> Finding:  # JSON: str.format values
-        return tool_finding(rule, self.server, self.tool, self.location, **values)
+    def finding(self, rule: Rule, *, pointer: Pointer = ("name",), **values: JSON) -> Finding:  # JSON: format values
+        location = self.location
+        if self.locate is not None:
+            location = self.locate(pointer) or location
+        return tool_finding(rule, self.server, self.tool, location, **values)
 
 
 def qualified(server: str | None, tool: str) -> str:
@@ -68,13 +75,14 @@ def diff_tool(
     server: str,
     location: Location | None = None,
     scan: TextScan | None = None,
+    locate: Locator | None = None,
 ) -> list[Finding]:
-    """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted.
+    """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted (`locate`: see `_Where`).
 
     A tool that cannot be read or compared gets one CTR080 finding with the reason, never an exception; one
     whose old side could not be read and whose new side can, one CTR091 (a repair). `scan` finds hostile text
     (lint's detectors: see `hazards.py`); without it changed texts are not scanned."""
-    at = _Where(server, str(new.get("name") or old.get("name") or ""), location)
+    at = _Where(server, str(new.get("name") or old.get("name") or ""), location, locate)
     new_docs = _documents(new, "new")
     if isinstance(new_docs, str):
         return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=new_docs)]
@@ -117,20 +125,22 @@ def _diff_tool(
 ) -> list[Finding]:
     findings: list[Finding] = []
     if _words(old.get("description")) != _words(new.get("description")):
-        findings.append(at.finding(tool_rules.TOOL_DESCRIPTION_CHANGED))
+        findings.append(at.finding(tool_rules.TOOL_DESCRIPTION_CHANGED, pointer=("description",)))
     if scan is not None:
         for path, kind, phrase in introduced(old, new, scan):
             label, code = KINDS[kind]
             rule = surface_rules.TEXT_HAZARD_ADDED
-            findings.append(at.finding(rule, path=path, value=label, new=phrase, keyword=code))
-    findings += [at.finding(rule, **values) for rule, values in field_changes(old, new)]
+            shown = ".".join(path)
+            findings.append(at.finding(rule, pointer=path, path=shown, value=label, new=phrase, keyword=code))
+    findings += [at.finding(rule, pointer=where, **values) for rule, values, where in field_changes(old, new)]
     findings += _annotations(old.get("annotations"), new.get("annotations"), at)
     findings += _compare("input", old_docs[0], new_docs[0], at)
-    findings += [at.finding(rule, **values) for rule, values in header_changes(old_docs[0].root, new_docs[0].root)]
+    headers = header_changes(old_docs[0].root, new_docs[0].root)
+    findings += [at.finding(rule, pointer=where, **values) for rule, values, where in headers]
     if old_docs[1] is not None and new_docs[1] is None:
-        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_REMOVED))
+        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_REMOVED, pointer=()))
     elif new_docs[1] is not None and old_docs[1] is None:
-        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_ADDED))
+        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_ADDED, pointer=("outputSchema",)))
     elif old_docs[1] is not None and new_docs[1] is not None:
         findings += _compare("output", old_docs[1], new_docs[1], at)
     return sort_findings(findings)
@@ -143,9 +153,11 @@ def diff_catalogs(
     server: str,
     locations: Mapping[str, Location] | None = None,
     scan: TextScan | None = None,
+    locators: Mapping[str, Locator] | None = None,
 ) -> list[Finding]:
-    """Findings for two {tool name: Tool object} maps: removed, renamed and added tools, then each common tool."""
-    where = locations or {}
+    """Findings for two {tool name: Tool object} maps: removed, renamed and added tools, then each common tool.
+    `locations` and `locators` are per tool name: the new side's, the old side's for a removed tool."""
+    where, places = locations or {}, locators or {}
     removed = sorted(set(old) - set(new))
     added = sorted(set(new) - set(old))
     renames = match_renames({n: old[n] for n in removed}, {n: new[n] for n in added})
@@ -154,7 +166,7 @@ def diff_catalogs(
     folds = match_folds(left, new, set(added) - renamed_to, normalise=normalise_name)
     findings: list[Finding] = []
     for name in removed:
-        at = _Where(server, name, where.get(name))
+        at = _Where(server, name, where.get(name), places.get(name))
         if name in folds:
             target, how = folds[name]
             findings.append(at.finding(surface_rules.TOOL_FOLDED, new_name=target, accepts=how))
@@ -163,15 +175,19 @@ def diff_catalogs(
             findings.append(at.finding(tool_rules.TOOL_REMOVED))
             continue
         target = renames[name]
-        compared = diff_tool(old[name], new[target], server=server, location=where.get(target), scan=scan)
+        compared = diff_tool(
+            old[name], new[target], server=server, location=where.get(target), scan=scan, locate=places.get(target)
+        )
         findings += compared
         findings.append(at.finding(tool_rules.TOOL_RENAMED, new_name=target, accepts=_alias_must_accept(compared)))
     for name in added:
         if name not in renamed_to:
-            findings.append(tool_finding(tool_rules.TOOL_ADDED, server, name, where.get(name)))
+            findings.append(_Where(server, name, where.get(name), places.get(name)).finding(tool_rules.TOOL_ADDED))
     for name in sorted(set(old) & set(new)):
         if old[name] != new[name]:  # an unchanged tool has nothing to report: skip the schema walk
-            findings += diff_tool(old[name], new[name], server=server, location=where.get(name), scan=scan)
+            findings += diff_tool(
+                old[name], new[name], server=server, location=where.get(name), scan=scan, locate=places.get(name)
+            )
     return sort_findings(findings)
 
 
@@ -183,11 +199,12 @@ def diff_moved(
     target: tuple[str, str],
     location: Location | None = None,
     scan: TextScan | None = None,
+    locate: Locator | None = None,
 ) -> list[Finding]:
     """A tool that moved from server/tool `source` to `target`: one CTR092 naming both addresses, plus the
     findings of its two definitions, reported at the new address (as a rename's are)."""
-    compared = diff_tool(old, new, server=target[0], location=location, scan=scan)
-    moved = _Where(source[0], source[1], location).finding(
+    compared = diff_tool(old, new, server=target[0], location=location, scan=scan, locate=locate)
+    moved = _Where(source[0], source[1], location, locate).finding(
         surface_rules.TOOL_MOVED, new_name=qualified(*target), accepts=_alias_must_accept(compared)
     )
     return sort_findings([moved, *compared])
@@ -369,7 +386,8 @@ def _case_changes(
     for path, joined in pairs.items():
         old = ", ".join(removed.values["value"] for removed, _ in joined)
         new = ", ".join(added.values["value"] for _, added in joined)
-        finding = at.finding(surface_rules.ENUM_CASE_CHANGED, path=path, old=old, new=new)
+        where = pointer(joined[0][0], "inputSchema")
+        finding = at.finding(surface_rules.ENUM_CASE_CHANGED, pointer=where, path=path, old=old, new=new)
         out.append(_with_witness(finding, joined[0][0], checker, accepting, "input"))
     return out
 
@@ -401,7 +419,7 @@ def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: 
     old_text, new_text = (a_text, b_text) if b_is_new else (b_text, a_text)
     template = {"value": "", "keyword": "", "was": "", "prop": "", "reason": "", **values}
     template.update(old=old_text, new=new_text)
-    return at.finding(rule, **template)
+    return at.finding(rule, pointer=pointer(change, f"{direction}Schema"), **template)
 
 
 def _with_witness(
@@ -424,17 +442,25 @@ def _annotations(old_raw: JSON, new_raw: JSON, at: _Where) -> list[Finding]:
     old_ro, new_ro = old.get("readOnlyHint") is True, new.get("readOnlyHint") is True
     if old_ro and not new_ro:
         rule = tool_rules.READ_ONLY_HINT_WEAKENED
-        findings.append(at.finding(rule, old=shown(old, "readOnlyHint", False), new=shown(new, "readOnlyHint", False)))
+        where = ("annotations", "readOnlyHint")
+        findings.append(
+            at.finding(
+                rule, pointer=where, old=shown(old, "readOnlyHint", False), new=shown(new, "readOnlyHint", False)
+            )
+        )
     if not old_ro and not new_ro:
         if old.get("destructiveHint") is False and new.get("destructiveHint") is not False:
             rule = tool_rules.DESTRUCTIVE_HINT_WEAKENED
-            findings.append(at.finding(rule, old="false", new=shown(new, "destructiveHint", True)))
+            where = ("annotations", "destructiveHint")
+            findings.append(at.finding(rule, pointer=where, old="false", new=shown(new, "destructiveHint", True)))
         if old.get("idempotentHint") is True and new.get("idempotentHint") is not True:
             rule = tool_rules.IDEMPOTENT_HINT_WEAKENED
-            findings.append(at.finding(rule, old="true", new=shown(new, "idempotentHint", False)))
+            where = ("annotations", "idempotentHint")
+            findings.append(at.finding(rule, pointer=where, old="true", new=shown(new, "idempotentHint", False)))
     if old.get("openWorldHint") is False and new.get("openWorldHint") is not False:
         rule = tool_rules.OPEN_WORLD_HINT_WEAKENED
-        findings.append(at.finding(rule, old="false", new=shown(new, "openWorldHint", True)))
+        where = ("annotations", "openWorldHint")
+        findings.append(at.finding(rule, pointer=where, old="false", new=shown(new, "openWorldHint", True)))
     return findings
 
 

@@ -31,8 +31,11 @@ _DATA_KEYS = frozenset({"const", "enum", "examples", "example", "default"})
 _MAX_PHRASE = 80
 
 
-def introduced(old: Mapping[str, JSON], new: Mapping[str, JSON], scan: TextScan) -> Iterator[tuple[str, str, str]]:
-    """(path, kind, phrase) for each hazard of a changed text of `new` that the same text of `old` lacked."""
+def introduced(
+    old: Mapping[str, JSON], new: Mapping[str, JSON], scan: TextScan
+) -> Iterator[tuple[tuple[str, ...], str, str]]:
+    """(path, kind, phrase) for each hazard of a changed text of `new` that the same text of `old` lacked; the
+    path is the text's JSON pointer in the Tool object (`("inputSchema", "properties", "q", "description")`)."""
     before = texts(old)
     for path, text in texts(new).items():
         previous = before.get(path)
@@ -46,22 +49,22 @@ def introduced(old: Mapping[str, JSON], new: Mapping[str, JSON], scan: TextScan)
                 yield path, kind, _shown(phrase)
 
 
-def texts(tool: Mapping[str, JSON]) -> dict[str, str]:
-    """{path: text} of every model-facing text of a tool (`inputSchema.properties.q.description`, ...)."""
-    out: dict[str, str] = {}
+def texts(tool: Mapping[str, JSON]) -> dict[tuple[str, ...], str]:
+    """{pointer: text} of every model-facing text of a tool (`("inputSchema", "properties", "q", "description")`)."""
+    out: dict[tuple[str, ...], str] = {}
     for key in ("title", "description"):
         if isinstance(tool.get(key), str) and tool[key]:
-            out[key] = str(tool[key])
+            out[(key,)] = str(tool[key])
     annotations = tool.get("annotations")
     if isinstance(annotations, dict) and isinstance(annotations.get("title"), str) and annotations["title"]:
-        out["annotations.title"] = annotations["title"]
+        out[("annotations", "title")] = annotations["title"]
     for key in ("inputSchema", "outputSchema"):
         for path, text in _schema_texts(tool.get(key), (key,)):
             out.setdefault(path, text)
     return out
 
 
-def _schema_texts(node: JSON, path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+def _schema_texts(node: JSON, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
     if isinstance(node, list):
         for index, item in enumerate(node):
             yield from _schema_texts(item, (*path, str(index)))
@@ -71,7 +74,7 @@ def _schema_texts(node: JSON, path: tuple[str, ...]) -> Iterator[tuple[str, str]
     for key in _TEXT_KEYS:
         value = node.get(key)
         if isinstance(value, str) and value:
-            yield ".".join((*path, key)), value
+            yield (*path, key), value
     for key, value in node.items():
         if key not in _DATA_KEYS and key not in _TEXT_KEYS and isinstance(value, (dict, list)):
             yield from _schema_texts(value, (*path, key))

@@ -85,6 +85,10 @@ class SnapshotReader:
             add_snapshot(out, filename, tool)
         return out
 
+    def text(self, sha: str) -> str:
+        """One blob's text (UTF-8, undecodable bytes replaced)."""
+        return self._read(sha).decode("utf-8", "replace")
+
     def _json(self, sha: str, shown: str) -> JSON:
         if sha not in self._blobs:
             from quiver.sources._json import load_json_fast

@@ -12,6 +12,7 @@ from quiver.findings.rule import Rule
 from quiver.model import JSON, canonical_json
 
 Values = dict[str, JSON]
+Change = tuple[Rule, Values, tuple[str, ...]]  # the rule, its message values, the JSON pointer it is about
 _MODES = {"forbidden": {"direct"}, "optional": {"direct", "task"}, "required": {"task"}}
 _NAMES = {"direct": "plain (not task-augmented)", "task": "task-augmented"}
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
@@ -19,32 +20,37 @@ _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 _HEADER = "x-mcp-header"
 
 
-def field_changes(old: Mapping[str, JSON], new: Mapping[str, JSON]) -> Iterator[tuple[Rule, Values]]:
+def field_changes(old: Mapping[str, JSON], new: Mapping[str, JSON]) -> Iterator[Change]:
     """Title, icon and task-support changes of one tool (old and new Tool objects)."""
     for path, before, after in (
         ("title", old.get("title"), new.get("title")),
         ("annotations.title", _title(old), _title(new)),
     ):
         if _text(before) != _text(after):
-            yield rules.TITLE_CHANGED, {"path": path, "old": _shown(before), "new": _shown(after)}
+            yield (
+                rules.TITLE_CHANGED,
+                {"path": path, "old": _shown(before), "new": _shown(after)},
+                tuple(path.split(".")),
+            )
     before_icons, after_icons = old.get("icons"), new.get("icons")
     if canonical_json(before_icons) != canonical_json(after_icons):
         what = "added" if before_icons is None else "removed" if after_icons is None else "sources or sizes"
-        yield rules.ICONS_CHANGED, {"value": what}
+        yield rules.ICONS_CHANGED, {"value": what}, ("icons",)
     yield from _task_support(old, new)
 
 
-def _task_support(old: Mapping[str, JSON], new: Mapping[str, JSON]) -> Iterator[tuple[Rule, Values]]:
+def _task_support(old: Mapping[str, JSON], new: Mapping[str, JSON]) -> Iterator[Change]:
     before, after = task_support(old), task_support(new)
     if before == after:
         return
     lost = _MODES[before] - _MODES[after]
     gained = _MODES[after] - _MODES[before]
     values: Values = {"old": f"`{before}`", "new": f"`{after}`"}
+    where = ("execution", "taskSupport")
     if lost:
-        yield rules.TASK_SUPPORT_NARROWED, {**values, "value": _NAMES[min(lost)]}
+        yield rules.TASK_SUPPORT_NARROWED, {**values, "value": _NAMES[min(lost)]}, where
     elif gained:
-        yield rules.TASK_SUPPORT_WIDENED, {**values, "value": _NAMES[min(gained)]}
+        yield rules.TASK_SUPPORT_WIDENED, {**values, "value": _NAMES[min(gained)]}, where
 
 
 def task_support(tool: Mapping[str, JSON]) -> str:
@@ -54,25 +60,26 @@ def task_support(tool: Mapping[str, JSON]) -> str:
     return value if isinstance(value, str) and value in _MODES else "forbidden"
 
 
-def header_changes(old_schema: JSON, new_schema: JSON) -> Iterator[tuple[Rule, Values]]:
+def header_changes(old_schema: JSON, new_schema: JSON) -> Iterator[Change]:
     """`x-mcp-header` names added, removed or renamed, by property path; an annotation the new schema makes
     invalid (and the old did not have) first."""
     before, before_problem, declared = headers(old_schema)
     after, problem, _ = headers(new_schema)
     if problem is not None and problem != before_problem:
-        yield rules.HEADER_INVALID, {"reason": problem}
+        yield rules.HEADER_INVALID, {"reason": problem}, ("inputSchema",)
     for path in sorted(set(before) | set(after)):
         old_name, new_name = before.get(path), after.get(path)
         if old_name == new_name or (old_name and new_name and old_name.lower() == new_name.lower()):
             continue  # header names are case-insensitive
         if old_name is None and path not in declared:
             continue  # a new property with a header: no old caller sends it
+        where = ("inputSchema", *(part for name in path.split(".") for part in ("properties", name)), _HEADER)
         if old_name is None:
-            yield rules.HEADER_ADDED, {"path": path, "new": str(new_name)}
+            yield rules.HEADER_ADDED, {"path": path, "new": str(new_name)}, where
         elif new_name is None:
-            yield rules.HEADER_REMOVED, {"path": path, "old": old_name}
+            yield rules.HEADER_REMOVED, {"path": path, "old": old_name}, where
         else:
-            yield rules.HEADER_CHANGED, {"path": path, "old": old_name, "new": new_name}
+            yield rules.HEADER_CHANGED, {"path": path, "old": old_name, "new": new_name}, where
 
 
 def headers(schema: JSON) -> tuple[dict[str, str], str | None, set[str]]:
