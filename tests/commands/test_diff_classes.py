@@ -245,3 +245,67 @@ def test_an_enum_case_change_is_one_error_per_property(tmp_path: Path) -> None:
     assert code == 1 and [f["rule"] for f in findings] == ["CTR103"]
     assert '"low", "medium", "high" became "LOW", "MEDIUM", "HIGH"' in findings[0]["message"]
     assert confirmed(findings[0], old, new) == {"confidence": "low"}
+
+
+# -- 7. the pull-request surface: places, REF:PATH sides, catalogs -----------------------------------------
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_every_side_kind_places_a_finding_at_the_keyword_it_is_about(tmp_path: Path) -> None:
+    from test_diff import write_lock
+
+    def tool_with(max_length: int | None) -> dict[str, Any]:
+        q: Schema = {"type": "string", **({"maxLength": max_length} if max_length else {})}
+        return {"name": "t", "description": "Do a thing.", "inputSchema": obj(properties={**PROPS, "q": q})}
+
+    pretty = {"indent": 2, "sort_keys": True}
+    for kind in ("snapshots", "tools/list", "lock"):
+        case = tmp_path / kind.replace("/", "-")
+        case.mkdir()
+        for name, tool in (("old", tool_with(None)), ("new", tool_with(3))):
+            if kind == "snapshots":
+                (case / name).mkdir()
+                (case / name / "t.snap").write_text(json.dumps(tool, **pretty))  # type: ignore[arg-type]
+            elif kind == "tools/list":
+                (case / f"{name}.json").write_text(json.dumps({"tools": [tool]}, **pretty))  # type: ignore[arg-type]
+            else:
+                write_lock(case, {"s": [tool]})
+                (case / "quiver.lock.json").rename(case / f"{name}.json")
+        old, new = (case / n for n in (("old", "new") if kind == "snapshots" else ("old.json", "new.json")))
+        code, out, _ = run(case, "diff", str(old), str(new), "--format", "sarif")
+        results = json.loads(out)["runs"][0]["results"]
+        assert code == 1 and [r["ruleId"] for r in results] == ["CTR028"], kind
+        place = results[0]["locations"][0]["physicalLocation"]
+        file = new / "t.snap" if kind == "snapshots" else new
+        assert place["region"]["startLine"] == _line_of(file, '"maxLength": 3'), kind
+        assert place["artifactLocation"]["uri"] == file.relative_to(case).as_posix(), kind
+
+
+def test_ref_path_sides_and_catalogs_read_a_servers_own_snapshot_folder(tmp_path: Path) -> None:
+    from test_diff import commit, init_repo
+
+    init_repo(tmp_path)
+    snaps = tmp_path / "pkg" / "__toolsnaps__"
+    snaps.mkdir(parents=True)
+    keep = {"name": "keep", "description": "Keep.", "inputSchema": obj()}
+    gone = {"name": "gone", "description": "Gone.", "inputSchema": obj()}
+    for tool in (keep, gone):
+        (snaps / f"{tool['name']}.snap").write_text(json.dumps(tool, indent=2))
+    commit(tmp_path, "snapshots")
+    (snaps / "gone.snap").unlink()
+    (snaps / "keep.snap").write_text(json.dumps({**keep, "inputSchema": obj(required=["a"])}, indent=2))
+    code, out, _ = run(tmp_path, "diff", "HEAD:pkg/__toolsnaps__", str(snaps), "--format", "json")
+    found = {(f["rule"], f["tool"], f["file"]) for f in json.loads(out)}
+    assert code == 1 and found == {
+        ("CTR001", "gone", "pkg/__toolsnaps__/gone.snap"),  # in the base's file, which the change deleted
+        ("CTR021", "keep", "pkg/__toolsnaps__/keep.snap"),
+    }
+    code, same, _ = run(tmp_path, "diff", "HEAD", "--catalog", "pkg/__toolsnaps__", "--format", "json")
+    assert code == 1 and json.loads(same) == json.loads(out)
+    code, _, err = run(tmp_path, "diff", "nope:pkg/__toolsnaps__")
+    assert code == 2 and "REF:PATH" in err
+    code, out, _ = run(tmp_path, "diff", "HEAD", "--catalog", "pkg/new_folder", "--format", "json")
+    assert (code, json.loads(out)) == (0, [])  # at neither side: nothing to compare, and nothing is wrong
