@@ -58,8 +58,9 @@ TOOL_MOVED = _tool_rule(
     "tool `{qualified}` moved to `{new_name}`",
     "point agents and prompts at `{new_name}`; it must keep accepting {accepts}",
     what="Reports a tool that one server stopped serving while another server of the same catalog started to "
-    "serve it (the same name, or a rename match): one finding naming both addresses instead of a removal and "
-    "an unrelated addition. The two schemas are diffed like a rename's.",
+    "serve it (the same name, case, `-`, `_` and `.` aside, with one candidate each way): one finding naming "
+    "both addresses instead of a removal and an unrelated addition. The two schemas are diffed like a "
+    "rename's. Two different tools of two servers are no move, however similar.",
     why="Callers address a tool by server and name (`weather/forecast`): every one of them fails until it is "
     "pointed at the new address, and the agents that name the old server lose the tool.",
     example="""
@@ -101,8 +102,10 @@ TEXT_HAZARD_ADDED = _tool_rule(
     "review the change: a server update that adds this text is a rug pull; `quiver lint` reports it as {keyword}",
     what="Reports a changed description, title or property description whose new text holds what `quiver lint` "
     "flags as hostile (SEC001-SEC006: instruction markup, instruction overrides or concealment, requests for "
-    "secrets, cross-tool instructions, exfiltration URLs, invisible characters) and the old text did not. The "
-    "detectors are lint's own (`lint/support/injection.py`), run on the new side of every changed text.",
+    "secrets, instructions about other tools, exfiltration URLs, invisible characters) and the old text did "
+    "not. The detectors are lint's own (`lint/support/injection.py`), run on the new side of every changed "
+    "text; a mere mention of another server's tool name is left to `quiver lint` (SEC004), which sees the "
+    "whole lock.",
     why="A tool that was reviewed and approved can change its description on the next release (a rug pull): the "
     "model reads the new text with the authority of its prompt. The diff is where the change shows.",
     example="""

@@ -16,6 +16,7 @@ Pure; names are compared after `normalise_name`.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 
@@ -36,6 +37,8 @@ def match_folds(
     removed: Mapping[str, Tool], catalog: Mapping[str, Tool], added: Collection[str], *, normalise: NameFn
 ) -> dict[str, tuple[str, str]]:
     """{removed tool: (the tool of `catalog` it was folded into, how to call it for the old behaviour)}."""
+    if not removed:
+        return {}
     views = {name: _View(name, tool, normalise) for name, tool in catalog.items()}
     out: dict[str, tuple[str, str]] = {}
     for name in sorted(removed):
@@ -52,25 +55,39 @@ def match_folds(
 
 
 class _View:
-    """What of one candidate tool the evidence looks at: its name words, listed values, text words, parameters."""
+    """What of one candidate tool the evidence looks at: its name words, listed values, text words, parameters.
+    Each part is read on first use (most candidates are dismissed by their listed values alone)."""
 
     def __init__(self, name: str, tool: Tool, normalise: NameFn) -> None:
         self.norm = normalise(name)
         self.words = frozenset(self.norm.split("_"))
         self.stems = _stems(self.norm.split("_"))
-        schema = tool.get("inputSchema")
-        self.values = frozenset(normalise(v) for v in _listed(schema))
+        self._tool, self._normalise = tool, normalise
+
+    @functools.cached_property
+    def values(self) -> frozenset[str]:
+        return frozenset(self._normalise(v) for v in _listed(self._tool.get("inputSchema")))
+
+    @functools.cached_property
+    def selectors(self) -> dict[str, tuple[str, str]]:
+        """A listed value -> the top-level property whose enum or const lists it."""
+        schema = self._tool.get("inputSchema")
         props = schema.get("properties") if isinstance(schema, dict) else None
-        self.selectors = {  # a listed value -> the top-level property whose enum or const lists it
-            normalise(value): (str(prop), value)
+        return {
+            self._normalise(value): (str(prop), value)
             for prop, sub in (props.items() if isinstance(props, dict) else ())
             for value in _listed(sub)
         }
-        texts = [tool.get("description"), *_descriptions(schema)]
-        self.text_words = frozenset(
-            normalise(w) for text in texts if isinstance(text, str) for w in _WORD.findall(text)
-        )
-        self.params = _properties(schema)
+
+    @functools.cached_property
+    def text_words(self) -> frozenset[str]:
+        texts = [self._tool.get("description"), *_descriptions(self._tool.get("inputSchema"))]
+        words = {w for text in texts if isinstance(text, str) for w in _WORD.findall(text)}
+        return frozenset(self._normalise(w) for w in words)
+
+    @functools.cached_property
+    def params(self) -> frozenset[str]:
+        return _properties(self._tool.get("inputSchema"))
 
     def evidence(self, name: str, words: list[str], params: frozenset[str], *, added: bool) -> int:
         if name in self.values:
