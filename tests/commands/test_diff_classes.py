@@ -134,6 +134,10 @@ def test_a_rug_pull_in_a_description_is_an_error_with_the_lint_rules_it_matches(
     ]
     code, findings = diff(tmp_path, obj(), obj(), before={"description": POISON}, after={"description": POISON + " v2"})
     assert [f["rule"] for f in findings] == ["CTR004"]  # the text was there before: no new hazard
+    diff(tmp_path, obj(), obj(), after={"description": POISON})
+    _, out, _ = run(tmp_path, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", "sarif")
+    rules = {r["id"]: r for r in json.loads(out)["runs"][0]["tool"]["driver"]["rules"]}
+    assert "security" in rules["CTR094"]["properties"]["tags"]  # code scanning files it as a security alert
 
 
 # -- 4. moves and consolidations -------------------------------------------------------------------------
