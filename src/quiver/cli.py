@@ -205,6 +205,14 @@ def lint_command(
     metavar="RANGE",
     help="Batch: diff every commit of RANGE (A..B) that touched the path BASE against its parent, in one process.",
 )
+@click.option(
+    "--catalog",
+    "catalogs",
+    metavar="PATH",
+    multiple=True,
+    help="Diff this tool catalog (a snapshot directory, tools/list JSON or lock file, from the project root) at "
+    "BASE against the working tree; repeatable. Instead of the project's lock file.",
+)
 @output_option
 def diff_command(
     project: Path,
@@ -215,11 +223,13 @@ def diff_command(
     fail_on: str,
     changed_only: bool,
     commits: str | None,
+    catalogs: tuple[str, ...],
     output: Path | None,
 ) -> None:
     """Which tool-contract changes between BASE and HEAD break callers (default: merge-base..working tree).
 
-    Each side is a git ref, a quiver.lock.json, a tools/list JSON or a directory of per-tool snapshots.
+    Each side is a git ref, a quiver.lock.json, a tools/list JSON, a directory of per-tool snapshots, or one
+    of these at a ref (REF:PATH).
     """
     from quiver.commands.diff import run
 
@@ -234,6 +244,7 @@ def diff_command(
         changed_only=changed_only,
         color=_color(output),
         commits=commits,
+        catalogs=catalogs,
     )
     sys.exit(code)
 
