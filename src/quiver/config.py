@@ -95,20 +95,16 @@ class Config:
 def load_config(root: Path) -> Config:
     """Read `quiver.toml`, else `[tool.quiver]` of pyproject.toml, else defaults."""
     import functools
-    import tomllib
+
+    from quiver.sources._toml import parse_toml
+    from quiver.sources.files import read_text
 
     for name in ("quiver.toml", "pyproject.toml"):
         path = root / name
-        if not path.is_file():
+        if not path.exists():
             continue
-        text = path.read_text(encoding="utf-8-sig")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            line, col = _toml_position(str(exc))
-            raise ConfigError(
-                f"invalid TOML: {str(exc).split(' (at')[0]}", position=Position(name, line, col), hint="fix the syntax"
-            ) from None
+        text = read_text(path, name)  # a regular file within the size limit, UTF-8 (else one error line)
+        data = parse_toml(text, name)
         nested = name == "pyproject.toml" or "quiver" in data.get("tool", {})
         table = data.get("tool", {}).get("quiver") if nested else data
         if table is None:
@@ -125,13 +121,6 @@ def _locator(
     """Where a key is written: a dotted one (`severity.AGT011`) by its path, a top-level one by `key_position`."""
     dotted = {".".join(path): where for path, where in reversed(list(paths.items()))}
     return lambda key: dotted.get(key) or top(key)
-
-
-def _toml_position(message: str) -> tuple[int, int]:
-    import re
-
-    match = re.search(r"line (\d+), column (\d+)", message)
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
 def key_position(text: str, key: str, *, nested: bool) -> tuple[int, int]:

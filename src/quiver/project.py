@@ -11,6 +11,7 @@ from quiver.config import Config, load_config
 from quiver.errors import InputErrors, QuiverError
 from quiver.model import Agent, Location, Lock, Server
 from quiver.sources.agents import discover_agents, read_agent
+from quiver.sources.files import read_text
 from quiver.sources.lock import read_lock
 from quiver.sources.mcp_config import McpConfig, discover_configs, read_mcp_config, server_from_node
 
@@ -103,8 +104,8 @@ def _toml_array_positions(path: Path, table: str) -> list[tuple[int, dict[str, i
     key = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
     out: list[tuple[int, dict[str, int]]] = []
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except OSError:
+        lines = read_text(path, path.name).splitlines()
+    except QuiverError:
         return out
     current: dict[str, int] | None = None
     for number, line in enumerate(lines, start=1):

@@ -21,6 +21,7 @@ from quiver.model import Finding
 from quiver.project import Project, load_project
 from quiver.resolve import resolve_project
 from quiver.sources.baseline import read_baseline
+from quiver.sources.files import read_bytes
 
 SUPPRESSIBLE_FILES = (".vscode/mcp.json",)
 
@@ -54,7 +55,7 @@ def _suppressions(project: Project) -> list[suppress.Suppression]:
     out: list[suppress.Suppression] = []
     for rel in sorted(files):
         try:
-            text = (project.root / rel).read_text(encoding="utf-8-sig")
+            text = read_bytes(project.root / rel).decode("utf-8-sig")
         except (OSError, UnicodeDecodeError):
             continue
         out.extend(suppress.parse(rel, text.replace("\r\n", "\n")))

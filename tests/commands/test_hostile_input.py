@@ -1,0 +1,133 @@
+"""Hostile input through the real CLI (issue 26): every reader answers with one `error:` line naming
+file:line:col and exit 2, never a traceback (exit 3), never a hang or an unbounded read."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from projects import agent_text, make_project, stdio, tools
+from quiver.cli import cli as main
+
+
+def run(root: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [*args, "--project", str(root)])
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, result.output
+
+
+def good(root: Path, config: str | None = None) -> Path:
+    return make_project(
+        root,
+        agents={".github/agents/a.agent.md": agent_text("description: d\ntools: ['s/*']")},
+        mcp={"mcpServers": {"s": stdio()}},
+        catalogs={"s": tools("t", 3)},
+        config=config,
+    )
+
+
+def errors(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("error:") or "error[" in line]
+
+
+def reported(output: str, expected: str) -> bool:
+    """`FILE:LINE:COL: message` is reported: compile's `error: FILE:L:C: message` or lint's
+    `FILE:L:C: error[QVR002] message`."""
+    where, _, message = expected.partition(": ")
+    return any(f"{where}: " in line and message in line for line in errors(output))
+
+
+@pytest.mark.parametrize("command", ["lint", "compile"])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("threshold = 3\n".encode("utf-16"), "quiver.toml:1:1: file is UTF-16, not UTF-8"),
+        (b"threshold = 3\n# caf\xe9\n", "quiver.toml:2:6: file is not valid UTF-8"),
+        (b"threshold = 3\nbig = " + b"9" * 5000 + b"\n", "quiver.toml:2:7: a number too long to read"),
+        (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "quiver.toml:1:105: values nested deeper than 100 levels"),
+    ],
+    ids=["utf16", "latin1", "5000-digits", "5000-deep"],
+)
+def test_a_broken_quiver_toml_is_one_error_line(tmp_path: Path, command: str, content: bytes, expected: str) -> None:
+    root = good(tmp_path)
+    (root / "quiver.toml").write_bytes(content)
+    code, output = run(root, command)
+    assert code == 2
+    assert reported(output, expected), output
+    assert not (root / "build").exists()
+
+
+@pytest.mark.parametrize(
+    ("rel", "mutate", "expected"),
+    [
+        (".mcp.json", lambda d: d.replace(b"{", b'{"x": ' + b"9" * 5000 + b",", 1), ".mcp.json:1:7: number of 5,000"),
+        (
+            "quiver.lock.json",
+            lambda d: d.replace(b"{", b'{"x": ' + b"9" * 5000 + b",", 1),
+            "quiver.lock.json:1:7: number of 5,000",
+        ),
+        (
+            "quiver.lock.json",
+            lambda d: d.replace(b"{", b'{"x": ' + b"[" * 5000 + b"]" * 5000 + b",", 1),
+            "quiver.lock.json:1:207: nesting deeper than 200 levels",
+        ),
+        (
+            ".github/agents/a.agent.md",
+            lambda d: d.replace(b"---\n", b"---\nx: " + b"9" * 5000 + b"\n", 1),
+            ".github/agents/a.agent.md:2:4: cannot read the value",
+        ),
+    ],
+    ids=["mcp-5000-digits", "lock-5000-digits", "lock-5000-deep", "frontmatter-5000-digits"],
+)
+@pytest.mark.parametrize("command", ["lint", "compile"])
+def test_numbers_and_nesting_beyond_the_limits(
+    tmp_path: Path, command: str, rel: str, mutate: object, expected: str
+) -> None:
+    root = good(tmp_path)
+    path = root / rel
+    path.write_bytes(mutate(path.read_bytes()))  # type: ignore[operator]
+    code, output = run(root, command)
+    assert code == 2
+    assert reported(output, expected), output
+
+
+def quiver(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed CLI in a child process: a read that blocks would hang the test run, not fail it."""
+    return subprocess.run(
+        [sys.executable, "-m", "quiver", *args, "--project", str(root)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "QUIVER_NO_CACHE": "1"},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["lint", "compile"])
+def test_a_fifo_or_a_device_is_refused_without_reading_it(tmp_path: Path, command: str) -> None:
+    root = good(tmp_path)
+    os.mkfifo(root / ".github/agents/fifo.agent.md")  # opened by a blocking read, this never returns
+    (root / ".github/agents/zero.agent.md").symlink_to("/dev/zero")  # `stat` says 0 bytes; read, it never ends
+    done = quiver(root, command)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    shown = done.stdout + done.stderr
+    assert reported(shown, ".github/agents/fifo.agent.md: cannot read: a named pipe (FIFO), not a regular file")
+    assert reported(shown, ".github/agents/zero.agent.md: cannot read: a character device, not a regular file")
+
+
+def test_a_config_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    root = good(tmp_path)
+    os.mkfifo(root / "quiver.toml")
+    done = quiver(root, "compile")
+    assert done.returncode == 2
+    assert "error: quiver.toml: cannot read: a named pipe (FIFO), not a regular file" in done.stderr
+
+
+def test_a_file_gone_between_discovery_and_read_is_named(tmp_path: Path) -> None:
+    root = good(tmp_path)
+    (root / ".github/agents/gone.agent.md").symlink_to("nothing-here.md")  # listed by the walk, absent to a read
+    for command in ("lint", "compile"):
+        code, output = run(root, command)
+        assert code == 2
+        assert reported(output, ".github/agents/gone.agent.md: file not found"), output
