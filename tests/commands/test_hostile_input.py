@@ -131,3 +131,46 @@ def test_a_file_gone_between_discovery_and_read_is_named(tmp_path: Path) -> None
         code, output = run(root, command)
         assert code == 2
         assert reported(output, ".github/agents/gone.agent.md: file not found"), output
+
+
+@pytest.mark.parametrize(
+    ("retry", "expected"),
+    [
+        ("initial_interval = -1.0", "-1.0 is less than or equal to the minimum of 0"),
+        ("backoff_coefficient = 0.0", "0.0 is less than the minimum of 1"),
+        ("maximum_interval = inf", "must be a finite number"),
+        ("maximum_attempts = -2", "-2 is less than the minimum of 0"),
+    ],
+)
+def test_policy_values_are_checked_against_the_manifest_schemas_bounds(
+    tmp_path: Path, retry: str, expected: str
+) -> None:
+    root = good(tmp_path, config=f"[servers.s]\nretry = {{{retry}}}\n")
+    code, output = run(root, "compile")
+    assert code == 2, output  # was exit 3: "compiled output breaks its schema"
+    (line,) = errors(output)
+    assert line.startswith("error: quiver.toml:2:") and f"`servers.s.retry.{retry.split()[0]}`" in line
+    assert expected in line
+    assert not (root / "build").exists()
+    code, output = run(root, "lint")
+    assert code == 1 and "error[QVR004]" in output and expected in output
+
+
+def test_compile_reports_the_input_errors_lint_reports(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        agents={".github/agents/a.agent.md": agent_text("description: [not, a, string]\ntools: ['s/*']")},
+        mcp={"mcpServers": {"s": stdio(args="--port 8080")}},
+        catalogs={"s": tools("t", 3)},
+    )
+    code, output = run(root, "compile")
+    assert code == 1, output  # was 0, silent
+    shown = errors(output)
+    assert any(line.startswith(".github/agents/a.agent.md:2:1: error[AGT014]") for line in shown), output
+    assert any(line.startswith(".mcp.json:") and "error[MCP019] `args` of server `s`" in line for line in shown)
+    assert (root / "build/quiver/a.json").is_file()  # written, as with an unknown tool reference
+    (root / "quiver.toml").write_text('ignore = ["MCP019"]\n')
+    code, output = run(root, "compile")
+    assert code == 1 and "MCP019" not in output and "AGT014" in output
+    (root / "quiver.toml").write_text('ignore = ["MCP019", "AGT014"]\n')
+    assert run(root, "compile")[0] == 0

@@ -84,7 +84,32 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     for item in resolved:
         findings.extend(reference_findings(item))
         findings.extend(unverified_findings(item))
+    findings.extend(input_findings(project, resolved))
     return CompileResult(project, resolved, outputs, tuple(sort_findings(findings)), project.errors)
+
+
+# Lint's error rules about the shape of what quiver reads (a value of the wrong type, a server that cannot
+# start as written): compile reports each of them too, as lint does, and exits 1 after writing.
+INPUT_RULES = ("AGT003", "AGT014", "MCP001", "MCP002", "MCP003", "MCP015", "MCP016", "MCP019")
+
+
+def input_findings(project: Project, resolved: Sequence[ResolvedAgent]) -> list[Finding]:
+    """The error findings of `INPUT_RULES`, after the project's selection, severities, per-file ignores and
+    suppression comments, as `quiver lint` keeps them."""
+    from quiver.findings import suppress
+    from quiver.findings.select import per_file_ignored, selected_codes
+    from quiver.findings.severity import apply_severity
+    from quiver.lint.engine import LintContext, run_checks
+    from quiver.lint.registry import lint_codes, rules_with
+    from quiver.lint.run import suppressions
+
+    config = project.config
+    chosen = selected_codes(lint_codes(), config.select, config.ignore) & set(INPUT_RULES)
+    ctx = LintContext(project, tuple(resolved))
+    raw = [f for f in run_checks(ctx, rules_with(chosen)) if f.rule in chosen]
+    raw = apply_severity([f for f in raw if not per_file_ignored(f, config.per_file_ignores)], config.severity)
+    kept, _, _ = suppress.apply(raw, suppressions(project))
+    return [f for f in kept if f.severity == "error"]
 
 
 def _check_new(root: Path, units: dict[str, CheckUnit]) -> None:
