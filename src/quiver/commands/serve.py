@@ -196,12 +196,14 @@ def ledger_executor(root: Path, ledger: str | None) -> Executor:
     from quiver.errors import InputError
     from quiver.runtime.approval import ElicitationApprover
     from quiver.runtime.executor import LedgerExecutor
-    from quiver.runtime.ledger import LedgerError
+    from quiver.runtime.ledger import LedgerDamaged, LedgerError
     from quiver.runtime.ledger_open import open_ledger, resolve_ledger
 
     target = resolve_ledger(root, ledger, os.environ)
     try:
         store = open_ledger(target)
+    except LedgerDamaged as exc:  # not a ledger, or damaged: refused before anything ran on it
+        raise InputError(str(exc)) from None
     except LedgerError as exc:
         raise InputError(f"cannot open ledger {target.display()}: {exc}") from None
     return LedgerExecutor(store, approver=ElicitationApprover())

@@ -99,19 +99,22 @@ def open_ledger(
     migrate: bool = False,
     lease_margin_s: float | None = None,
     pool_size: int | None = None,
+    readonly: bool = False,
 ) -> LedgerStore:
     """The store for `target` (a LedgerTarget, or a path/URL resolved against `root`, default the cwd).
 
     SQLite files are created (and their schema set up) on open. A PostgreSQL database must have been
     migrated unless `migrate` is true; LedgerNotMigrated / SchemaVersionError / LedgerUnavailable otherwise.
-    `lease_margin_s` and `pool_size` apply to PostgreSQL only."""
+    `lease_margin_s` and `pool_size` apply to PostgreSQL only. `readonly` (the CLI's reads) opens a SQLite
+    file without writing anything: no schema, no migration, no `.gitignore`."""
     if isinstance(target, str):
         target = parse_ledger(target, root or Path.cwd())
     if target.kind == "sqlite":
         from quiver.runtime.ledger_sqlite import SqliteLedger
 
-        store = SqliteLedger(target.location)
-        keep_out_of_git(target.path)
+        store = SqliteLedger(target.location, readonly=readonly)
+        if not readonly:
+            keep_out_of_git(target.path)
         return store
     from quiver.runtime.ledger_postgres import DEFAULT_LEASE_MARGIN_S, DEFAULT_POOL_SIZE, PostgresLedger
 
