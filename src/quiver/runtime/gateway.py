@@ -29,6 +29,7 @@ from typing import Any, NamedTuple, TextIO
 import anyio
 import jsonschema
 import mcp.types as types
+from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import HandlerResult
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
@@ -45,8 +46,9 @@ from quiver.runtime._diff import describe_changes
 from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
 from quiver.runtime.approval import elicitation
+from quiver.runtime.executor import LedgerOutage
 from quiver.runtime.gateway_meta import DEFAULT_SEARCH_LIMIT, _MetaTools
-from quiver.runtime.gateway_results import _error, _unsnapshotted
+from quiver.runtime.gateway_results import LEDGER_UNAVAILABLE, _error, _unsnapshotted, ledger_unavailable_error
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
@@ -93,6 +95,7 @@ class Gateway(_MetaTools):
         self._meta_tools = [types.Tool.model_validate(t) for t in META_TOOLS] if manifest.meta_tools_active else []
         self._meta_schemas = {str(t["name"]): t["inputSchema"] for t in META_TOOLS}
         self._validators: dict[str, Any] = {}
+        self._outage_calls = 0  # calls answered LEDGER_UNAVAILABLE since the ledger last recorded one
         self._index: Any = None
         self.server = self._build_server()
 
@@ -173,6 +176,8 @@ class Gateway(_MetaTools):
         session = self._session(ctx)
         try:
             result = await self._call(ctx, session, params.name, dict(params.arguments or {}))
+        except LedgerOutage as outage:
+            raise self._outage(params.name, outage) from None
         except Exception:
             result = _internal_error(params.name)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
@@ -239,6 +244,8 @@ class Gateway(_MetaTools):
             return await self._invoke(
                 _DirectRequest(request_id, meta), session, self.manifest.by_exposed[name], args, None
             )
+        except LedgerOutage as outage:
+            raise self._outage(name, outage) from None
         except Exception:
             return _internal_error(name)
 
@@ -325,6 +332,9 @@ class Gateway(_MetaTools):
         except UpstreamError as exc:  # an executor that lets dispatch errors through
             self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
             return _error(f"upstream failed: {exc}")
+        if self._outage_calls:
+            logger.warning("the ledger is available again (%d call(s) were refused meanwhile)", self._outage_calls)
+            self._outage_calls = 0
         result = dict(outcome.result)
         if result.get("isError"):
             self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
@@ -333,6 +343,16 @@ class Gateway(_MetaTools):
         if not result.get("isError"):
             session.stats.record_success()
         return result
+
+    def _outage(self, name: str, outage: LedgerOutage) -> MCPError:
+        """The JSON-RPC error for a call the ledger could not record; logged once per outage, not per call."""
+        if not self._outage_calls:
+            logger.warning(
+                "ledger unavailable: %s; tool calls are answered with error %d (retryable, nothing sent) until it "
+                "recovers", outage.message, LEDGER_UNAVAILABLE,
+            )  # fmt: skip
+        self._outage_calls += 1
+        return ledger_unavailable_error(name, outage)
 
     def _mismatch(self, tool: ManifestTool, check: PinCheck) -> str:
         head = (

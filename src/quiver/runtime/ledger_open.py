@@ -191,12 +191,20 @@ async def run_recovery_sweeps(
     retried at the next interval. `reconcile_dispatch`, when given, also asks each `unknown_outcome`
     action's reconcile tool (at most one probe per such action per interval, less often while its
     answers settle nothing: `LedgerExecutor.recover`'s backoff); only a confirmation settles one here."""
+    failing = False  # one log line per outage, not one per sweep
     while True:
         try:
             report = await executor.recover(reconcile_dispatch, is_orphan=is_orphan, settle_negative=False)
         except LedgerError as exc:
-            logger.warning("recovery sweep failed: %s", exc)
+            if not failing:
+                logger.warning(
+                    "recovery sweep failed: %s (retried every %g s; logged again once it works)", exc, interval_s
+                )
+            failing = True
         else:
+            if failing:
+                logger.warning("recovery sweeps work again")
+            failing = False
             if report.recovered or report.reconciled:
                 logger.warning(
                     "recovery sweep: settled %d orphaned action(s), reconciled %d",

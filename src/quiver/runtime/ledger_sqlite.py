@@ -181,9 +181,7 @@ class SqliteLedger:
             self._conn.close()
             raise
 
-    def _open(
-        self, state: str, busy_timeout_ms: int, synchronous: str, *, readonly: bool, check: bool
-    ) -> None:
+    def _open(self, state: str, busy_timeout_ms: int, synchronous: str, *, readonly: bool, check: bool) -> None:
         conn = self._conn
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         self.upgraded_from: int | None = None  # the schema version `_migrate` upgraded in place, if it did
