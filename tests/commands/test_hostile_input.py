@@ -174,3 +174,24 @@ def test_compile_reports_the_input_errors_lint_reports(tmp_path: Path) -> None:
     assert code == 1 and "MCP019" not in output and "AGT014" in output
     (root / "quiver.toml").write_text('ignore = ["MCP019", "AGT014"]\n')
     assert run(root, "compile")[0] == 0
+
+
+def test_lint_checks_a_hostile_pattern_in_bounded_time(tmp_path: Path) -> None:
+    hostile = "a" * 32 + "!"
+    schema = {
+        "type": "object",
+        "properties": {
+            "linear": {"type": "string", "pattern": "^(a+)+$", "default": hostile},  # RE2: a finding at once
+            "lookahead": {"type": "string", "pattern": "^(?=a)(a+)+$", "default": hostile},  # `re`, bounded
+        },
+    }
+    root = make_project(
+        tmp_path,
+        agents={".github/agents/a.agent.md": agent_text("description: d\ntools: ['s/*']")},
+        mcp={"mcpServers": {"s": stdio()}},
+        catalogs={"s": [{"name": "find", "description": "Finds a thing by its name.", "inputSchema": schema}]},
+    )
+    done = quiver(root, "lint", "--select", "TOOL016")  # was: no answer (minutes of backtracking per default)
+    assert "Traceback" not in done.stderr, done.stderr
+    defaults = [line for line in done.stdout.splitlines() if "TOOL016" in line]
+    assert len(defaults) == 1 and "linear" in defaults[0], done.stdout

@@ -41,6 +41,7 @@ from quiver._search._gateway import SearchSetup
 from quiver.errors import InputError
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
+from quiver.regex_budget import NeedsBacktracking, PatternTimeout, bounded_validator, budget, linear_only
 from quiver.runtime import telemetry_mcp
 from quiver.runtime._diff import describe_changes
 from quiver.runtime._exec_policy import ExecPolicy, checked_policy
@@ -62,6 +63,7 @@ __all__ = ["DEFAULT_SEARCH_LIMIT", "Gateway", "GatewayScope"]  # the first and l
 
 logger = logging.getLogger(__name__)
 
+PATTERN_BUDGET_S = 1.0  # per call, for argument patterns only `re` can match (see `_validate`)
 DEFAULT_SWEEP_INTERVAL_S = 5.0  # recovery sweeps of a shared ledger (see docs/scaling.md)
 _SESSION_HEADER = "mcp-session-id"
 _DROPPED_META = ("progressToken", "progress_token")
@@ -94,7 +96,7 @@ class Gateway(_MetaTools):
         self._tools = {t.exposed: _tool_object(t) for t in manifest.tools}  # fails fast on a broken manifest
         self._meta_tools = [types.Tool.model_validate(t) for t in META_TOOLS] if manifest.meta_tools_active else []
         self._meta_schemas = {str(t["name"]): t["inputSchema"] for t in META_TOOLS}
-        self._validators: dict[str, Any] = {}
+        self._validators: dict[str, tuple[Any, str]] = {}  # tool -> (bounded validator, its dialect)
         self._outage_calls = 0  # calls answered LEDGER_UNAVAILABLE since the ledger last recorded one
         self._index: Any = None
         self.server = self._build_server()
@@ -293,7 +295,7 @@ class Gateway(_MetaTools):
     ) -> dict[str, JSON]:
         session.stats.calls += 1
         preloaded = tool.load == "preloaded"
-        problem = self._validate(tool.exposed, tool.input_schema, args)
+        problem = await self._validate(tool.exposed, tool.input_schema, args)
         if problem is not None:
             session.stats.invalid_arguments += 1
             self.recorder.call(session.id, tool.server, tool.name, outcome="validation_failed", preloaded=preloaded)
@@ -365,7 +367,10 @@ class Gateway(_MetaTools):
             what += f" (pinned sha256 {tool.sha256[:12]}, upstream {str(check.current_sha256)[:12]})"
         return f"{head}: {what}. Review the change with `quiver snapshot --check`, re-snapshot and recompile."
 
-    def _validate(self, key: str, schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+    async def _validate(self, key: str, schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+        """Why `args` break the tool's pinned inputSchema, or None. Patterns are matched by `regex_budget`: in
+        linear time on the event loop where RE2 can, else by `re` in a worker process, waited for off the
+        loop and bounded by PATTERN_BUDGET_S for the whole call (other clients are answered meanwhile)."""
         validator = self._validators.get(key)
         if validator is None:
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -373,14 +378,43 @@ class Gateway(_MetaTools):
                 cls.check_schema(schema)
             except jsonschema.SchemaError as exc:
                 return f"the pinned inputSchema is not a valid JSON Schema ({exc.message})"
-            validator = self._validators[key] = cls(schema)
-        if instance_valid(type(validator).__name__, schema, args):
-            return None  # the common arguments, vouched for without jsonschema's walk (30-40 us a call)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
-        if error is None:
-            return None
-        path = "/".join(str(p) for p in error.absolute_path)
-        return f"{error.message}{f' (at `{path}`)' if path else ''}"
+            validator = self._validators[key] = (bounded_validator(schema, cls), cls.__name__)
+        try:
+            with linear_only():
+                return _problem(validator, schema, args)
+        except NeedsBacktracking:
+            pass
+        try:
+            return await anyio.to_thread.run_sync(partial(_budgeted_problem, validator, schema, args))
+        except PatternTimeout as exc:
+            return f"{exc}; the argument was not checked"
+
+
+def _problem(checker: tuple[Any, str], schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+    validator, dialect = checker
+    if instance_valid(dialect, schema, args):
+        return None  # the common arguments, vouched for without jsonschema's walk (30-40 us a call)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+    if error is None:
+        return None
+    path = "/".join(str(p) for p in error.absolute_path)
+    return f"{error.message}{f' (at `{path}`)' if path else ''}"
+
+
+def _budgeted_problem(validator: tuple[Any, str], schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+    with budget(pattern_budget_s()):
+        return _problem(validator, schema, args)
+
+
+def pattern_budget_s() -> float:
+    """Seconds one call's argument patterns may take in `re`: QUIVER_PATTERN_BUDGET_S, else the default."""
+    import os
+
+    try:
+        value = float(os.environ.get("QUIVER_PATTERN_BUDGET_S", PATTERN_BUDGET_S))
+    except ValueError:
+        return PATTERN_BUDGET_S
+    return value if value > 0 else PATTERN_BUDGET_S
 
 
 def _internal_error(name: str) -> dict[str, JSON]:
