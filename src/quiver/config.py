@@ -56,6 +56,11 @@ POLICY_KEYS = frozenset(
     }
 )
 TOOL_KEYS = POLICY_KEYS | {"examples"}
+# Keys of a `[[mcp_servers]]` entry: its name, the loading settings, and a server definition's fields.
+MCP_SERVER_KEYS = frozenset(
+    {"name", "preload", "preload_tools", "deferTools", "description", "tools", "timeout_ms", "timeout"}
+    | {"type", "command", "args", "env", "envFile", "cwd", "url", "headers"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +116,7 @@ def load_config(root: Path) -> Config:
             continue
         paths = key_paths(text, nested=nested)
         config = config_from_table(table, name, _locator(paths, functools.partial(key_position, text, nested=nested)))
-        return _with_policy_keys(config, paths)
+        return _with_policy_keys(config, paths, text)
     return Config()
 
 
@@ -159,6 +164,13 @@ def config_from_table(
             raise fail(key, "a list of strings")
         return tuple(value)
 
+    def project_globs(key: str) -> tuple[str, ...]:  # a committed config reads only inside the project
+        globs = strings(key)
+        for glob in globs:
+            if glob.startswith(("/", "~", "\\")) or ".." in glob.replace("\\", "/").split("/") or ":" in glob[:2]:
+                raise fail(key, f"paths inside the project (relative, without `..`), not {glob!r}")
+        return globs
+
     def text(key: str, default: str) -> str:
         value = table.get(key, default)
         if not isinstance(value, str):
@@ -200,8 +212,8 @@ def config_from_table(
     unknown = tuple((k, *where(k)) for k in sorted(table) if k not in KEYS)
     return Config(
         path=name,
-        agents=strings("agents"),
-        mcp_configs=strings("mcp_configs"),
+        agents=project_globs("agents"),
+        mcp_configs=project_globs("mcp_configs"),
         lock=text("lock", "quiver.lock.json"),
         out=text("out", "build/quiver"),
         tool_search=tool_search,
@@ -228,6 +240,15 @@ def unknown_key_hint(key: str) -> str:
     import difflib
 
     head, _, rest = key.partition(".")
+    leaf = key.rsplit(".", 1)[-1]
+    if rest and leaf in KEYS:  # `threshold = 3` written under `[servers.x]`: TOML put it in that table
+        return (
+            f"`{leaf}` is a top-level key, but TOML puts every key after a `[table]` header into that table: "
+            "move it above the first table header"
+        )
+    if head == "mcp_servers" and rest:
+        guess = difflib.get_close_matches(leaf, sorted(MCP_SERVER_KEYS), n=1)
+        return f"did you mean `{guess[0]}`?" if guess else f"an entry takes {', '.join(sorted(MCP_SERVER_KEYS))}"
     if rest:
         known = TOOL_KEYS if head == "tools" else POLICY_KEYS
         guess = difflib.get_close_matches(key.rsplit(".", 1)[-1], sorted(known), n=1)
@@ -242,12 +263,13 @@ def unknown_key_warnings(config: Config) -> list[str]:
         f"warning: {Position(config.path or 'quiver.toml', line, col)}: unknown key `{key}` in the quiver config "
         f"({unknown_key_hint(key)})"
         for key, line, col in config.unknown_keys
-        if "." not in key  # an unknown policy key is an error in compile (`quiver.policy.policy_errors`)
+        if "." not in key or key.startswith("mcp_servers.")  # an unknown policy key is an error in compile
     ]
 
 
-def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int, int]]) -> Config:
-    """The config with its key positions, and each unknown key of a `servers.*` / `tools.*` table added."""
+def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int, int]], text: str) -> Config:
+    """The config with its key positions, and each unknown key of a `servers.*` / `tools.*` table or of a
+    `[[mcp_servers]]` entry added (`mcp_servers.NAME.key`)."""
     import dataclasses
 
     unknown = list(config.unknown_keys)
@@ -255,7 +277,33 @@ def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int,
         for name, entry in sorted(tables.items()):
             for key in sorted(k for k in entry if k not in known):
                 unknown.append((f"{head}.{name}.{key}", *paths.get((head, name, key), (0, 0))))
+    blocks = array_key_positions(text, "mcp_servers") if config.mcp_servers else []
+    for i, entry in enumerate(config.mcp_servers):
+        given = entry.get("name")
+        name = given if isinstance(given, str) else str(i + 1)
+        header, keys = blocks[i] if i < len(blocks) else (0, {})
+        for key in sorted(k for k in entry if k not in MCP_SERVER_KEYS):
+            unknown.append((f"mcp_servers.{name}.{key}", *keys.get(key, (header, 1 if header else 0))))
     return dataclasses.replace(config, unknown_keys=tuple(unknown), positions=dict(paths))
+
+
+def array_key_positions(text: str, table: str) -> list[tuple[int, dict[str, tuple[int, int]]]]:
+    """For each `[[...table]]` header, in order: its line and the line and column of each `key =` below it."""
+    import re
+
+    header = re.compile(rf"^\s*\[\[\s*(tool\.quiver\.)?{table}\s*\]\]")
+    key = re.compile(r"^(\s*)([A-Za-z0-9_-]+)\s*=")
+    out: list[tuple[int, dict[str, tuple[int, int]]]] = []
+    current: dict[str, tuple[int, int]] | None = None
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if header.match(line):
+            current = {}
+            out.append((number, current))
+        elif line.lstrip().startswith("["):
+            current = None
+        elif current is not None and (match := key.match(line)):
+            current.setdefault(match.group(2), (number, len(match.group(1)) + 1))
+    return out
 
 
 _KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*"

@@ -119,7 +119,7 @@ def policy_errors(config: Config, *, unknown: bool = True) -> list[ConfigError]:
     errors = []
     if unknown:
         for key, line, col in config.unknown_keys:
-            if "." in key:
+            if "." in key and not key.startswith("mcp_servers."):  # those are warnings, as top-level keys are
                 head, name, rest = _split_unknown(key, config)
                 errors.append(
                     ConfigError(

@@ -4,6 +4,7 @@ file:line:col and exit 2, never a traceback (exit 3), never a hang or an unbound
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +196,79 @@ def test_lint_checks_a_hostile_pattern_in_bounded_time(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr, done.stderr
     defaults = [line for line in done.stdout.splitlines() if "TOOL016" in line]
     assert len(defaults) == 1 and "linear" in defaults[0], done.stdout
+
+
+def test_unknown_keys_of_mcp_servers_entries_and_keys_toml_put_in_the_previous_table(tmp_path: Path) -> None:
+    config = '[[mcp_servers]]\nname = "s"\npreloadd = true\n\n[servers.s]\ntimeout_ms = 500\nthreshold = 3\n'
+    root = good(tmp_path, config=config)
+    code, output = run(root, "lint")
+    shown = errors(output)
+    assert any(line.startswith("quiver.toml:3:1: error[QVR003] unknown key `mcp_servers.s.preloadd`") for line in shown)
+    assert "did you mean `preload`?" in output
+    assert any(line.startswith("quiver.toml:7:1: error[QVR003] unknown key `servers.s.threshold`") for line in shown)
+    assert "`threshold` is a top-level key, but TOML puts every key after a `[table]` header into that table" in output
+    code, output = run(root, "compile")
+    assert code == 2 and "warning: quiver.toml:3:1: unknown key `mcp_servers.s.preloadd`" in output
+    assert "error: quiver.toml:7:1: unknown policy key `threshold` in `servers.s`" in output
+
+
+def test_a_lock_edited_by_hand_is_an_error(tmp_path: Path) -> None:
+    root = good(tmp_path)
+    lock = root / "quiver.lock.json"
+    lock.write_text(lock.read_text().replace("Does t 01 for the caller.", "Does t 01 and also deletes everything."))
+    for command in ("lint", "compile"):
+        code, output = run(root, command)
+        assert code == 2
+        line = next(e for e in errors(output) if "quiver.lock.json:" in e)
+        assert re.search(r"quiver\.lock\.json:\d+:1: .*tool `s/t_01`: its `sha256` does not match its definition", line)
+    assert not (root / "build").exists()
+
+
+def test_a_committed_config_does_not_choose_where_quiver_writes(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    root = good(tmp_path / "project", config=f"out = {str(elsewhere)!r}\n")
+    code, output = run(root, "compile")
+    assert code == 2 and not elsewhere.exists()  # was: written there without a word
+    (line,) = errors(output)
+    assert line.startswith("error: quiver.toml:1:1: `out` = ") and "leads outside the project" in line
+    assert "--out DIR" in line
+    code, _ = run(root, "compile", "--out", str(elsewhere))  # the command line may say otherwise
+    assert code == 0 and (elsewhere / "a.json").is_file()
+
+    (root / "quiver.toml").write_text("")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "build").symlink_to(outside)  # a symlinked output folder is not followed out of the project
+    code, output = run(root, "compile")
+    assert code == 2 and "leads outside the project" in output and not any(outside.iterdir())
+
+
+@pytest.mark.parametrize("glob", ["../../**/*.md", "/etc/*.md", "~/agents/*.md"])
+def test_agent_globs_of_a_committed_config_stay_inside_the_project(tmp_path: Path, glob: str) -> None:
+    secret = tmp_path / "secret.agent.md"
+    secret.write_text(agent_text("description: outside the project"))
+    root = good(tmp_path / "a" / "project", config=f"agents = [{glob!r}]\n")
+    code, output = run(root, "lint")
+    assert code == 2 and "secret" not in output  # the file outside is never read
+    assert reported(output, "quiver.toml:1:1: `agents` must be paths inside the project (relative, without `..`)")
+
+
+def test_a_symlink_out_of_the_project_is_not_followed_by_agent_globs(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "stolen.md").write_text(agent_text("description: from outside"))
+    root = good(tmp_path / "project", config='agents = ["agents/*.md"]\n')
+    (root / "agents").symlink_to(outside)
+    code, _ = run(root, "compile")
+    assert code == 0 and not (root / "build/quiver/stolen.json").exists()
+
+
+def test_a_report_path_in_a_folder_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
+    root = good(tmp_path / "project")
+    assert run(root, "compile")[0] == 0
+    missing = tmp_path / "nonexistent"
+    code, output = run(root, "budget", "--html", str(missing / "r.html"))
+    assert code == 2 and not missing.exists()  # was: the folder created
+    assert f"error: cannot write {missing / 'r.html'}: folder {missing} does not exist" in output
+    code, output = run(root, "lint", "--output", str(missing / "lint.txt"))
+    assert code == 2 and not missing.exists()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiver.compile import CheckUnit, CheckUnits, Policies, build_index, build_manifest, render_json
-from quiver.errors import QuiverError
+from quiver.errors import ConfigError, QuiverError
 from quiver.findings.order import sort_findings
 from quiver.gc_pause import gc_paused
 from quiver.host_exports import emit
@@ -22,7 +22,7 @@ from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
-from quiver.sources.files import write_atomic
+from quiver.sources.files import inside, write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
 from quiver.sources.validated import VALIDATED_FILE, read_validated, write_validated
 
@@ -55,6 +55,8 @@ def build(
 def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Progress) -> CompileResult:
     project = load_project(root, collect=True)
     bad_policy = tuple(policy_errors(project.config)) if not project.blocking else ()
+    if out is None and not project.blocking and not inside(root, project.config.out):
+        bad_policy += (outside_project(project, "out", "pass `--out DIR` on the command line to write there"),)
     if bad_policy:  # every bad policy key and value at once; the config is broken, so nothing is written
         project = replace(project, errors=(*project.errors, *bad_policy), blocking=(*project.blocking, *bad_policy))
     if project.blocking:
@@ -110,6 +112,18 @@ def input_findings(project: Project, resolved: Sequence[ResolvedAgent]) -> list[
     raw = apply_severity([f for f in raw if not per_file_ignored(f, config.per_file_ignores)], config.severity)
     kept, _, _ = suppress.apply(raw, suppressions(project))
     return [f for f in kept if f.severity == "error"]
+
+
+def outside_project(project: Project, key: str, then: str) -> ConfigError:
+    """A path the committed config names (`out`, `lock`) that leads out of the project, symlinks followed:
+    a cloned repository does not choose where quiver writes."""
+    value = str(getattr(project.config, key))
+    return ConfigError(
+        f"`{key}` = {value!r} leads outside the project ({project.root.resolve()}), "
+        "so quiver does not write there on the config's word",
+        position=project.config.position(key),
+        hint=then,
+    )
 
 
 def _check_new(root: Path, units: dict[str, CheckUnit]) -> None:

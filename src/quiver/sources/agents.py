@@ -13,7 +13,7 @@ from pathlib import Path
 from quiver.errors import InputError, Position
 from quiver.model import JSON, Agent, Location, Server, ToolRef
 from quiver.sources._yaml import YNode, parse_yaml
-from quiver.sources.files import read_text
+from quiver.sources.files import inside, read_text
 from quiver.sources.mcp_config import servers_from_mapping
 
 AGENT_GLOBS = (
@@ -50,7 +50,7 @@ def discover_agents(root: Path, extra_globs: Iterable[str] = ()) -> list[str]:
     found: set[str] = set()
     for pattern in (*AGENT_GLOBS, *extra_globs):
         for path in root.glob(pattern):
-            if path.is_file():
+            if path.is_file() and inside(root, path.relative_to(root)):  # no symlinked way out of the project
                 found.add(path.relative_to(root).as_posix())
     for dirpath, _dirnames, filenames in _walk(root):
         for name in filenames:

@@ -118,6 +118,29 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         raise UsageError(f"cannot write {path}: {reason}", hint="choose a path in a folder you can write to") from None
 
 
+def inside(root: Path, rel: str | Path) -> bool:
+    """Whether `root / rel`, symlinks followed (as far as they exist), stays inside `root`."""
+    base = root.resolve()
+    target = (root / rel).resolve()
+    return target == base or base in target.parents
+
+
+def write_output(path: Path, content: str | bytes, *, root: Path | None = None) -> None:
+    """`write_atomic` for a file the command line names (a report, a baseline, a patch): a missing folder is
+    created only inside the working directory or the project `root`; elsewhere it is a UsageError
+    (`--html /nonexistent/r.html` must not create `/nonexistent`)."""
+    if not path.parent.exists():
+        target = path.parent.resolve()
+        bases = [Path.cwd().resolve(), *([root.resolve()] if root is not None else [])]
+        if not any(target == base or base in target.parents for base in bases):
+            missing = next((p for p in reversed((path.parent, *path.parent.parents)) if not p.exists()), path.parent)
+            raise UsageError(
+                f"cannot write {path}: folder {missing} does not exist",
+                hint="create it first, or choose a path in an existing folder",
+            )
+    write_atomic(path, content)
+
+
 def _write_atomic(path: Path, content: str | bytes) -> None:
     """Text is written as UTF-8 with `\n` line ends; bytes as they are."""
     path.parent.mkdir(parents=True, exist_ok=True)
