@@ -29,9 +29,9 @@ class HttpGateway:
 
 @asynccontextmanager
 async def http_gateway(
-    manifest: Path, token: str, env: dict[str, str], cwd: Path, extra: Sequence[str] = ()
+    manifest: Path, token: str, env: dict[str, str], cwd: Path, extra: Sequence[str] = (), host: str = "127.0.0.1"
 ) -> AsyncIterator[HttpGateway]:
-    args = [sys.executable, "-m", "quiver", "serve", str(manifest), "--http", "127.0.0.1:0", *extra]
+    args = [sys.executable, "-m", "quiver", "serve", str(manifest), "--http", f"{host}:0", *extra]
     process = await anyio.open_process(
         args, env={**env, "QUIVER_TOKEN": token}, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
     )
@@ -43,7 +43,7 @@ async def http_gateway(
             with anyio.fail_after(HANG_GUARD_S):
                 async for line in lines:
                     gateway.stderr.append(line)
-                    if match := re.search(r"listening on (\S+)", line):
+                    if match := re.search(r"listening on (http\S+)", line):
                         gateway.url = match.group(1)
                         break
             assert gateway.url, gateway.log()
