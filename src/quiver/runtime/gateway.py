@@ -107,9 +107,17 @@ class Gateway(_MetaTools):
         await self.upstreams.__aenter__()
         recover = getattr(self.executor, "recover", None)
         if recover is not None:  # a ledger-backed executor settles what a crashed gateway left behind
-            report = await recover(self.upstreams.dispatch)
-            if report.recovered or report.reconciled:
-                logger.warning("recovered %d action(s), reconciled %d", len(report.recovered), len(report.reconciled))
+            from quiver.runtime.ledger import LedgerUnavailable
+
+            try:
+                report = await recover(self.upstreams.dispatch)
+            except LedgerUnavailable as exc:  # the sweeps try again; calls meanwhile get LEDGER_UNAVAILABLE
+                logger.warning("recovery at start failed: %s", exc)
+            else:
+                if report.recovered or report.reconciled:
+                    logger.warning(
+                        "recovered %d action(s), reconciled %d", len(report.recovered), len(report.reconciled)
+                    )
         return self
 
     async def sweep_orphans(self, interval_s: float = DEFAULT_SWEEP_INTERVAL_S) -> None:
