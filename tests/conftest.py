@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if CORPUS_MISSING in str(r.longrepr)]
     if skipped:
         terminalreporter.write_line(f"{len(skipped)} test(s) skipped: {CORPUS_MISSING}")
+
+
+@pytest.fixture(autouse=True)
+def _pattern_workers_stopped() -> Iterator[None]:
+    """A test that matched a pattern only `re` can take started a worker process (quiver.regex_budget):
+    stopped after it, so the tests that count this process's children never see one left by another."""
+    yield
+    from quiver.regex_budget import close_workers
+
+    close_workers()

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.variables",
         "quiver.validation",
         "quiver.schema_fast",
+        "quiver.regex_budget",
         "quiver.builtins",
         "quiver.metatools",
         "quiver.since",

@@ -305,6 +305,14 @@ def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -
     help="Execution ledger (default: $QUIVER_LEDGER_URL, else `ledger` in config: .quiver/ledger.db of the project).",
 )
 @click.option("--no-ledger", is_flag=True, help="Dispatch calls directly: no ledger, no idempotency, no retries.")
+@click.option(
+    "--allow-host", "allow_hosts", multiple=True, metavar="HOST[:PORT|:*]",
+    help="With --http: a Host header clients may send (repeatable); needed to bind 0.0.0.0 or ::.",
+)  # fmt: skip
+@click.option(
+    "--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+    help="With --http: an Origin browsers may send, e.g. https://app.example.com (repeatable).",
+)  # fmt: skip
 def serve_command(
     project: Path | None,
     manifest: Path,
@@ -314,6 +322,8 @@ def serve_command(
     log_level: str,
     ledger: str | None,
     no_ledger: bool,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
 ) -> None:
     """Serve MANIFEST (from `quiver compile`) as an MCP gateway: stdio by default, or streamable HTTP.
 
@@ -330,6 +340,8 @@ def serve_command(
         ledger=ledger,
         no_ledger=no_ledger,
         project=_root(project) if project is not None else None,
+        allow_hosts=allow_hosts,
+        allow_origins=allow_origins,
     )
     sys.exit(code)
 

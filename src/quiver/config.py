@@ -66,6 +66,11 @@ POLICY_KEYS = frozenset(
     }
 )
 TOOL_KEYS = POLICY_KEYS | {"examples"}
+# Keys of a `[[mcp_servers]]` entry: its name, the loading settings, and a server definition's fields.
+MCP_SERVER_KEYS = frozenset(
+    {"name", "preload", "preload_tools", "deferTools", "description", "tools", "timeout_ms", "timeout"}
+    | {"type", "command", "args", "env", "envFile", "cwd", "url", "headers"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,27 +125,23 @@ class Config:
 def load_config(root: Path) -> Config:
     """Read `quiver.toml`, else `[tool.quiver]` of pyproject.toml, else defaults."""
     import functools
-    import tomllib
+
+    from quiver.sources._toml import parse_toml
+    from quiver.sources.files import read_text
 
     for name in ("quiver.toml", "pyproject.toml"):
         path = root / name
-        if not path.is_file():
+        if not path.exists():
             continue
-        text = path.read_text(encoding="utf-8-sig")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            line, col = _toml_position(str(exc))
-            raise ConfigError(
-                f"invalid TOML: {str(exc).split(' (at')[0]}", position=Position(name, line, col), hint="fix the syntax"
-            ) from None
+        text = read_text(path, name)  # a regular file within the size limit, UTF-8 (else one error line)
+        data = parse_toml(text, name)
         nested = name == "pyproject.toml" or "quiver" in data.get("tool", {})
         table = data.get("tool", {}).get("quiver") if nested else data
         if table is None:
             continue
         paths = key_paths(text, nested=nested)
         config = config_from_table(table, name, _locator(paths, functools.partial(key_position, text, nested=nested)))
-        return _with_policy_keys(config, paths)
+        return _with_policy_keys(config, paths, text)
     return Config()
 
 
@@ -150,13 +151,6 @@ def _locator(
     """Where a key is written: a dotted one (`severity.AGT011`) by its path, a top-level one by `key_position`."""
     dotted = {".".join(path): where for path, where in reversed(list(paths.items()))}
     return lambda key: dotted.get(key) or top(key)
-
-
-def _toml_position(message: str) -> tuple[int, int]:
-    import re
-
-    match = re.search(r"line (\d+), column (\d+)", message)
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
 def key_position(text: str, key: str, *, nested: bool) -> tuple[int, int]:
@@ -194,6 +188,13 @@ def config_from_table(
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise fail(key, "a list of strings")
         return tuple(value)
+
+    def project_globs(key: str) -> tuple[str, ...]:  # a committed config reads only inside the project
+        globs = strings(key)
+        for glob in globs:
+            if glob.startswith(("/", "~", "\\")) or ".." in glob.replace("\\", "/").split("/") or ":" in glob[:2]:
+                raise fail(key, f"paths inside the project (relative, without `..`), not {glob!r}")
+        return globs
 
     def text(key: str, default: str) -> str:
         value = table.get(key, default)
@@ -250,12 +251,12 @@ def config_from_table(
     return Config(
         path=name,
         sessions=sessions,
-        agents=_agent_globs(table.get("agents", []), fail),
+        agents=_agent_globs(table.get("agents", []), fail, inside=project_globs),
         exclude=strings("exclude"),
         host=host,
         hosts=_host_settings(tables("hosts"), fail),
         agent_hosts=dict(agent_hosts),
-        mcp_configs=strings("mcp_configs"),
+        mcp_configs=project_globs("mcp_configs"),
         lock=text("lock", "quiver.lock.json"),
         out=text("out", "build/quiver"),
         tool_search=tool_search,
@@ -277,8 +278,13 @@ def config_from_table(
     )
 
 
-def _agent_globs(value: JSON, fail: Callable[[str, str], ConfigError]) -> tuple[AgentGlob, ...]:
-    """`agents`: globs, or tables `{path, kind, host}` (`[[agents]]`)."""
+def _agent_globs(
+    value: JSON, fail: Callable[[str, str], ConfigError], *, inside: Callable[[str], tuple[str, ...]]
+) -> tuple[AgentGlob, ...]:
+    """`agents`: globs, or tables `{path, kind, host}` (`[[agents]]`); each inside the project (`inside`
+    checks the plain globs, and the tables' paths the same way)."""
+    if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return tuple(AgentGlob(g) for g in inside("agents"))
     what = 'a list of globs, or of tables `{path = "...", kind = "claude"}`'
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list):
@@ -293,6 +299,9 @@ def _agent_globs(value: JSON, fail: Callable[[str, str], ConfigError]) -> tuple[
         unknown = sorted(set(item) - {"path", "kind", "host"})
         if unknown:
             raise fail(f"agents.{unknown[0]}", f"one of `path`, `kind`, `host` in an `agents` table (entry {i + 1})")
+        path = item["path"]
+        if path.startswith(("/", "~", "\\")) or ".." in path.replace("\\", "/").split("/") or ":" in path[:2]:
+            raise fail("agents.path", f"paths inside the project (relative, without `..`), not {path!r}")
         kind, host = item.get("kind"), item.get("host")
         if kind is not None and kind not in AGENT_KINDS:
             raise fail("agents.kind", f"one of {', '.join(AGENT_KINDS)}")
@@ -350,6 +359,15 @@ def unknown_key_hint(key: str) -> str:
     import difflib
 
     head, _, rest = key.partition(".")
+    leaf = key.rsplit(".", 1)[-1]
+    if rest and leaf in KEYS:  # `threshold = 3` written under `[servers.x]`: TOML put it in that table
+        return (
+            f"`{leaf}` is a top-level key, but TOML puts every key after a `[table]` header into that table: "
+            "move it above the first table header"
+        )
+    if head == "mcp_servers" and rest:
+        guess = difflib.get_close_matches(leaf, sorted(MCP_SERVER_KEYS), n=1)
+        return f"did you mean `{guess[0]}`?" if guess else f"an entry takes {', '.join(sorted(MCP_SERVER_KEYS))}"
     if rest:
         known = TOOL_KEYS if head == "tools" else POLICY_KEYS
         guess = difflib.get_close_matches(key.rsplit(".", 1)[-1], sorted(known), n=1)
@@ -364,12 +382,13 @@ def unknown_key_warnings(config: Config) -> list[str]:
         f"warning: {Position(config.path or 'quiver.toml', line, col)}: unknown key `{key}` in the quiver config "
         f"({unknown_key_hint(key)})"
         for key, line, col in config.unknown_keys
-        if "." not in key  # an unknown policy key is an error in compile (`quiver.policy.policy_errors`)
+        if "." not in key or key.startswith("mcp_servers.")  # an unknown policy key is an error in compile
     ]
 
 
-def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int, int]]) -> Config:
-    """The config with its key positions, and each unknown key of a `servers.*` / `tools.*` table added."""
+def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int, int]], text: str) -> Config:
+    """The config with its key positions, and each unknown key of a `servers.*` / `tools.*` table or of a
+    `[[mcp_servers]]` entry added (`mcp_servers.NAME.key`)."""
     import dataclasses
 
     unknown = list(config.unknown_keys)
@@ -377,7 +396,33 @@ def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int,
         for name, entry in sorted(tables.items()):
             for key in sorted(k for k in entry if k not in known):
                 unknown.append((f"{head}.{name}.{key}", *paths.get((head, name, key), (0, 0))))
+    blocks = array_key_positions(text, "mcp_servers") if config.mcp_servers else []
+    for i, entry in enumerate(config.mcp_servers):
+        given = entry.get("name")
+        name = given if isinstance(given, str) else str(i + 1)
+        header, keys = blocks[i] if i < len(blocks) else (0, {})
+        for key in sorted(k for k in entry if k not in MCP_SERVER_KEYS):
+            unknown.append((f"mcp_servers.{name}.{key}", *keys.get(key, (header, 1 if header else 0))))
     return dataclasses.replace(config, unknown_keys=tuple(unknown), positions=dict(paths))
+
+
+def array_key_positions(text: str, table: str) -> list[tuple[int, dict[str, tuple[int, int]]]]:
+    """For each `[[...table]]` header, in order: its line and the line and column of each `key =` below it."""
+    import re
+
+    header = re.compile(rf"^\s*\[\[\s*(tool\.quiver\.)?{table}\s*\]\]")
+    key = re.compile(r"^(\s*)([A-Za-z0-9_-]+)\s*=")
+    out: list[tuple[int, dict[str, tuple[int, int]]]] = []
+    current: dict[str, tuple[int, int]] | None = None
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if header.match(line):
+            current = {}
+            out.append((number, current))
+        elif line.lstrip().startswith("["):
+            current = None
+        elif current is not None and (match := key.match(line)):
+            current.setdefault(match.group(2), (number, len(match.group(1)) + 1))
+    return out
 
 
 _KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*"

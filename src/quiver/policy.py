@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import get_args
 
@@ -118,7 +119,7 @@ def policy_errors(config: Config, *, unknown: bool = True) -> list[ConfigError]:
     errors = []
     if unknown:
         for key, line, col in config.unknown_keys:
-            if "." in key:
+            if "." in key and not key.startswith("mcp_servers."):  # those are warnings, as top-level keys are
                 head, name, rest = _split_unknown(key, config)
                 errors.append(
                     ConfigError(
@@ -163,6 +164,12 @@ def table_problems(table: Mapping[str, JSON]) -> list[tuple[tuple[str, ...], str
     else:
         for key in sorted(set(retry) - set(DEFAULT_RETRY)):
             bad("retry", "is not a retry setting", "use Temporal's names: " + ", ".join(DEFAULT_RETRY), key)
+        for key in sorted(set(retry) & set(DEFAULT_RETRY)):
+            problem = manifest_bound_problem(("retry", key), retry[key])
+            if problem is not None:
+                bad("retry", problem, f"e.g. retry = {{ {key} = {_example(DEFAULT_RETRY[key])} }}", key)
+    if "idempotency_key_argument" in table and not isinstance(table["idempotency_key_argument"], str):
+        bad("idempotency_key_argument", "a string (the argument's name)", 'e.g. idempotency_key_argument = "key"')
     if "honours_idempotency_key" in table and not isinstance(table["honours_idempotency_key"], bool):
         bad("honours_idempotency_key", "true or false", "write true or false")
     for key, check in (("transient_errors", _check_transient), ("reconcile", _check_reconcile)):
@@ -172,3 +179,29 @@ def table_problems(table: Mapping[str, JSON]) -> list[tuple[tuple[str, ...], str
             except ConfigError as exc:
                 problems.append(((key,), "is invalid: " + exc.message.split(": ", 1)[-1], exc.hint or "see README"))
     return problems
+
+
+def manifest_bound_problem(path: tuple[str, ...], value: JSON) -> str | None:
+    """Why `value` breaks the manifest schema's own bounds for the policy key at `path` (`("retry",
+    "backoff_coefficient")`), as `must be ...` text; None when it fits. The config check and the compiled
+    manifest agree because both read the one schema: what passes here never makes compile's output break it."""
+    from quiver.schema_fast import instance_valid
+    from quiver.validation import load_schema
+
+    schema: JSON = load_schema("manifest")["$defs"]["policy"]
+    for part in path:
+        schema = schema.get("properties", {}).get(part) if isinstance(schema, dict) else None
+    if not isinstance(schema, dict):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number (not {value})"
+    if instance_valid("Draft202012Validator", schema, value):
+        return None
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    return None if error is None else f"must fit the manifest schema: {error.message}"
+
+
+def _example(value: JSON) -> str:
+    return "[]" if value == [] else str(value)

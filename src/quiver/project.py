@@ -7,10 +7,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from quiver.config import Config, load_config
+from quiver.config import Config, array_key_positions, load_config
 from quiver.errors import InputError, InputErrors, Position, QuiverError
 from quiver.model import Agent, Location, Lock, Server
 from quiver.sources.agents import discover_agents, read_agent
+from quiver.sources.files import read_text
 from quiver.sources.lock import read_lock
 from quiver.sources.mcp_config import CONFIG_FILES, McpConfig, discover_configs, read_mcp_config, server_from_node
 from quiver.sources.skills import Skill, discover_skills, read_skill
@@ -176,25 +177,11 @@ def _config_overlays(root: Path, config: Config) -> list[Server]:
 
 def _toml_array_positions(path: Path, table: str) -> list[tuple[int, dict[str, int]]]:
     """For each `[[...mcp_servers]]` header: its line and the line of each `key =` below it."""
-    import re
-
-    header = re.compile(rf"^\s*\[\[\s*(tool\.quiver\.)?{table}\s*\]\]")
-    key = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
-    out: list[tuple[int, dict[str, int]]] = []
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except OSError:
-        return out
-    current: dict[str, int] | None = None
-    for number, line in enumerate(lines, start=1):
-        if header.match(line):
-            current = {}
-            out.append((number, current))
-        elif line.lstrip().startswith("["):
-            current = None
-        elif current is not None and (match := key.match(line)):
-            current.setdefault(match.group(1), number)
-    return out
+        text = read_text(path, path.name)
+    except QuiverError:
+        return []
+    return [(line, {k: at[0] for k, at in keys.items()}) for line, keys in array_key_positions(text, table)]
 
 
 def merge_servers(configs: tuple[McpConfig, ...], overlays: tuple[Server, ...] = ()) -> dict[str, Server]:

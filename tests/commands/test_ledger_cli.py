@@ -180,7 +180,7 @@ def test_a_missing_ledger_is_an_input_error_with_a_hint(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_ledger_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "junk.db"
     path.write_text("not sqlite at all, just text that is long enough to be read as a header" * 20)
-    with pytest.raises(InputError, match="cannot open ledger"):
+    with pytest.raises(InputError, match="is not a SQLite database"):
         cmd.list_actions(path)
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from quiver.commands.route_test import run
 from quiver.errors import InputError, Position, UsageError
+from quiver.model import sha256_json
 from quiver.routes import RouteCase, evaluate, parse_cases
 from quiver.search import SearchDoc, SearchIndex
 
@@ -178,6 +179,7 @@ def test_a_description_change_that_pushes_a_case_down_fails_against_the_baseline
     entry = next(t for t in lock["servers"]["github"]["tools"] if t["tool"]["name"] == "issue_write")
     # A rewording that reads well but drops "new" and "an issue": the case ranks worse than before.
     entry["tool"]["description"] = "Write operations on issues: method create or update, with title, body and labels."
+    entry["sha256"] = sha256_json(entry["tool"])  # as `quiver snapshot` would pin the new description
     (demo / "quiver.lock.json").write_text(json.dumps(lock, indent=2), encoding="utf-8")
     code, out = run(demo, baseline=baseline)
     lines = out.splitlines()

@@ -22,7 +22,9 @@ import pytest
 from test_html import run_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = Path(os.environ.get("QUIVER_SHARED", ROOT.parent / "shared")) / "corpus"  # as tests/conftest.py
+# as tests/conftest.py: QUIVER_CORPUS, else QUIVER_SHARED/corpus, else ../shared/corpus; absent: skipped (CI fails)
+CORPUS = Path(os.environ.get("QUIVER_CORPUS", Path(os.environ.get("QUIVER_SHARED", ROOT.parent / "shared")) / "corpus"))
+CORPUS_MISSING = f"public corpus not found at {CORPUS} (set QUIVER_CORPUS, or run scripts/fetch-corpus.sh)"
 DEMO = ROOT / "examples" / "demo"
 PROBE = """
 <script>
@@ -59,7 +61,10 @@ pre.textContent=JSON.stringify(out);target.body.appendChild(pre);
 def big_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's servers and lock with the 112 real agents of awesome-copilot, compiled."""
     corpus = CORPUS
-    assert corpus.is_dir(), f"the shared corpus is missing at {corpus} (set QUIVER_SHARED)"
+    if not corpus.is_dir():
+        if os.environ.get("QUIVER_REQUIRE_CORPUS") == "1":
+            pytest.fail(f"{CORPUS_MISSING}; QUIVER_REQUIRE_CORPUS=1 makes that a failure", pytrace=False)
+        pytest.skip(CORPUS_MISSING)
     root = tmp_path_factory.mktemp("p112") / "project"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("build", ".quiver", ".claude", "agents"))
     shutil.copytree(corpus / "awesome-copilot" / "agents", root / ".github" / "agents")

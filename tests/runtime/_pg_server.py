@@ -116,12 +116,24 @@ class PgServer:
         args = [str(self.bin_dir / "postgres"), "-D", str(self.data)]
         for name, value in settings.items():
             args += ["-c", f"{name}={value}"]
+        self._args = args
+        atexit.register(self.stop)  # a crashed or interrupted session still stops its server
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the postmaster (again) on the same data directory and port, and wait until it answers."""
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                args, preexec_fn=self._demote, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-            )
-        atexit.register(self.stop)  # a crashed or interrupted session still stops its server
+                self._args, preexec_fn=self._demote, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True,
+            )  # fmt: skip
         self._wait_ready()
+
+    def halt(self) -> None:
+        """Stop the postmaster as a crash or an operator's immediate restart does (SIGQUIT), keeping its data."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)
+            self.proc.wait(timeout=30)
 
     def _wait_ready(self) -> None:
         assert self.proc is not None

@@ -31,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from fixtures.usage.workload import PlannedCall, SessionPlan
 
 TOKEN = "advise-e2e-token-0123456789"
-WAIT_S = 15.0
+WAIT_S = 60.0
 SEARCH_ANSWER_TOKENS = 200  # a search_tools answer is recorded without a size: stats counts it as 200 tokens
 SEED_NOTE = {"id": "n1", "title": "Groceries", "body": "milk, eggs, bread", "tags": ["home"]}
 

@@ -34,8 +34,8 @@ pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
 FAULTY = ROOT / "examples" / "servers" / "faulty_server.py"
 KEY = "io.quiver/idempotency-key"
-TEST_S = 90.0
-POLL_S = 8.0  # the most a test waits for a process to die or a sweep to settle (polling, not sleeping)
+TEST_S = 240.0
+POLL_S = 60.0  # the most a test waits for a process to die or a sweep to settle (polling, not sleeping)
 FAST = "{initial_interval = 0.01, maximum_interval = 0.05, maximum_attempts = 3}"
 RECONCILE = (
     '{tool = "get_transfer", arguments = {key = "$.idempotency_key"}, succeeded_when = "$.structuredContent.found",'

@@ -442,6 +442,7 @@ def test_action_ids_are_48_bits_of_milliseconds_then_80_random_bits_in_crockford
 
 def test_a_commit_that_fails_leaves_no_open_transaction_and_releases_the_lock(tmp_path: Path) -> None:
     """A COMMIT can fail (I/O error, full disk); the next write must not find a transaction still open."""
+    from quiver.runtime.ledger import LedgerUnavailable
     from quiver.runtime.ledger_sqlite import _WriteTransaction
 
     real = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
@@ -461,8 +462,8 @@ def test_a_commit_that_fails_leaves_no_open_transaction_and_releases_the_lock(tm
             return real.in_transaction
 
     lock = threading.Lock()
-    write = _WriteTransaction(FailingCommitOnce(), lock, None)  # type: ignore[arg-type]
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O"), write as db:
+    write = _WriteTransaction(FailingCommitOnce(), lock, None, tmp_path / "t.db")  # type: ignore[arg-type]
+    with pytest.raises(LedgerUnavailable, match="disk I/O"), write as db:  # nothing recorded: try again
         db.execute("INSERT INTO t VALUES (1)")
     assert not real.in_transaction and not lock.locked()
     with write as db:

@@ -33,8 +33,8 @@ pytestmark = pytest.mark.anyio
 
 TRANSPORTS = ["stdio", "http"]
 TOKEN = "e2e-test-token-0123456789"
-TEST_S = 45.0
-WAIT_S = 10.0
+TEST_S = 180.0  # hang guards: every wait is for an event; a loaded 2-core machine needs room
+WAIT_S = 60.0
 
 
 class Gateway:

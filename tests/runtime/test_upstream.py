@@ -30,7 +30,7 @@ from quiver.runtime.upstream import SchemaMismatch, UpstreamConnectionLost, Upst
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_children")]
 
-WAIT_S = 20.0
+WAIT_S = 60.0
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ from quiver.commands.stats import Output, load_usage
 from quiver.config import load_config
 from quiver.errors import QuiverError, UsageError
 from quiver.model import JSON
-from quiver.sources.files import write_atomic
+from quiver.sources.files import write_output
 from quiver.sources.manifest import read_manifests
 from quiver.sources.shadow_log import read_shadow_log
 from quiver.stats import summarize
@@ -129,7 +129,7 @@ def run(
         advice = advise(usage, views, settings, min_sessions=min_sessions, only=None if agent is None else [agent])
     patch = patch_for(root, advice)
     if patch_out is not None and patch:
-        write_atomic(patch_out, patch)
+        write_output(patch_out, patch, root=root)
         messages.append(f"wrote the config change to {patch_out}: apply it with `{apply_command(root, patch_out)}`")
     if fmt == "json":
         return Output(json.dumps(advice_json(advice, patch, report), indent=2, sort_keys=True) + "\n", tuple(messages))

@@ -20,11 +20,11 @@ def run(root: Path, html_out: Path | None, fmt: str = "text", host: str | None =
     messages: list[str] = []
     if html_out is not None:
         from quiver.report.html import render_html
-        from quiver.sources.files import write_atomic
+        from quiver.sources.files import write_output
 
         advice, usage, patch, notes = _advice(root, manifests)
         messages += notes
-        write_atomic(html_out, render_html(manifests, advice=advice, usage=usage, patch=patch))
+        write_output(html_out, render_html(manifests, advice=advice, usage=usage, patch=patch), root=root)
         messages.append(f"wrote {html_out}")
     if fmt == "json":
         from quiver.report.budget import budget_json, budget_row

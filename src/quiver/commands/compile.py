@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiver.compile import CheckUnit, CheckUnits, Policies, build_index, build_manifest, manifest_file, render_json
-from quiver.errors import QuiverError
+from quiver.errors import ConfigError, QuiverError
 from quiver.findings.order import sort_findings
 from quiver.gc_pause import gc_paused
 from quiver.host_exports import emit
@@ -23,7 +23,7 @@ from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
-from quiver.sources.files import write_atomic
+from quiver.sources.files import inside, write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
 from quiver.sources.validated import VALIDATED_FILE, read_validated, write_validated
 
@@ -63,6 +63,8 @@ def _build(
 ) -> CompileResult:
     project = load_project(root, collect=True)
     bad_policy = tuple(policy_errors(project.config)) if not project.blocking else ()
+    if out is None and not project.blocking and not inside(root, project.config.out):
+        bad_policy += (outside_project(project, "out", "pass `--out DIR` on the command line to write there"),)
     if bad_policy:  # every bad policy key and value at once; the config is broken, so nothing is written
         project = replace(project, errors=(*project.errors, *bad_policy), blocking=(*project.blocking, *bad_policy))
     if project.blocking:
@@ -99,7 +101,44 @@ def _build(
         findings.extend(reference_findings(item))
         findings.extend(host_findings(item))
         findings.extend(unverified_findings(item))
+    findings.extend(input_findings(project, resolved))
     return CompileResult(project, resolved, outputs, tuple(sort_findings(findings)), project.errors)
+
+
+# Lint's error rules about the shape of what quiver reads (a value of the wrong type, a server that cannot
+# start as written): compile reports each of them too, as lint does, and exits 1 after writing.
+INPUT_RULES = ("AGT003", "AGT014", "MCP001", "MCP002", "MCP003", "MCP015", "MCP016", "MCP019")
+
+
+def input_findings(project: Project, resolved: Sequence[ResolvedAgent]) -> list[Finding]:
+    """The error findings of `INPUT_RULES`, after the project's selection, severities, per-file ignores and
+    suppression comments, as `quiver lint` keeps them."""
+    from quiver.findings import suppress
+    from quiver.findings.select import per_file_ignored, selected_codes
+    from quiver.findings.severity import apply_severity
+    from quiver.lint.engine import LintContext, run_checks
+    from quiver.lint.registry import lint_codes, rules_with
+    from quiver.lint.run import suppressions
+
+    config = project.config
+    chosen = selected_codes(lint_codes(), config.select, config.ignore) & set(INPUT_RULES)
+    ctx = LintContext(project, tuple(resolved))
+    raw = [f for f in run_checks(ctx, rules_with(chosen)) if f.rule in chosen]
+    raw = apply_severity([f for f in raw if not per_file_ignored(f, config.per_file_ignores)], config.severity)
+    kept, _, _ = suppress.apply(raw, suppressions(project))
+    return [f for f in kept if f.severity == "error"]
+
+
+def outside_project(project: Project, key: str, then: str) -> ConfigError:
+    """A path the committed config names (`out`, `lock`) that leads out of the project, symlinks followed:
+    a cloned repository does not choose where quiver writes."""
+    value = str(getattr(project.config, key))
+    return ConfigError(
+        f"`{key}` = {value!r} leads outside the project ({project.root.resolve()}), "
+        "so quiver does not write there on the config's word",
+        position=project.config.position(key),
+        hint=then,
+    )
 
 
 def _check_new(root: Path, units: dict[str, CheckUnit]) -> None:

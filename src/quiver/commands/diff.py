@@ -16,7 +16,7 @@ from quiver.model import Finding, Location
 if TYPE_CHECKING:
     from quiver.contract.places import Locator, Places
 from quiver.sources.contract_ignore import read_ignores
-from quiver.sources.files import write_atomic
+from quiver.sources.files import write_output
 
 
 def diff_sides(old: Side, new: Side) -> list[Finding]:
@@ -274,6 +274,6 @@ def _history(
 
 def _write(text: str, output: Path | None, color: bool | None = None) -> None:
     if output is not None:
-        write_atomic(output, text)
+        write_output(output, text)
     else:
         click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped

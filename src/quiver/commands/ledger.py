@@ -32,6 +32,7 @@ from quiver.runtime.ledger import (
     STATES,
     Action,
     ActionFilter,
+    LedgerDamaged,
     LedgerError,
     LedgerStore,
     StateConflict,
@@ -197,12 +198,13 @@ def _settle(
                 hint="see `quiver ledger show ID`",
             ) from None
 
-    return _with_store(path, move)
+    return _with_store(path, move, write=True)
 
 
-def _with_store(where: Ledger, work: Callable[[LedgerStore], Awaitable[_T]]) -> _T:
+def _with_store(where: Ledger, work: Callable[[LedgerStore], Awaitable[_T]], *, write: bool = False) -> _T:
+    """Run `work` on the ledger; a read (`write=False`) opens it read-only and never writes to it."""
     target = where if isinstance(where, LedgerTarget) else LedgerTarget("sqlite", str(where))
-    if target.kind == "sqlite" and not target.path.is_file():
+    if target.kind == "sqlite" and not target.path.exists():
         raise InputError(
             f"no ledger at {target.path}",
             hint="`quiver serve` creates it on the first call; or pass --ledger / QUIVER_LEDGER_URL",
@@ -210,7 +212,9 @@ def _with_store(where: Ledger, work: Callable[[LedgerStore], Awaitable[_T]]) -> 
 
     async def run() -> _T:
         try:
-            store = open_ledger(target)
+            store = open_ledger(target, readonly=not write)
+        except LedgerDamaged as exc:  # its message names the file and what to do
+            raise InputError(str(exc)) from None
         except (LedgerError, sqlite3.DatabaseError) as exc:
             raise InputError(f"cannot open ledger {target.display()}: {exc}") from None
         try:
@@ -238,3 +242,65 @@ def _short(key: str) -> str:
 
 def _cell(value: JSON) -> str:
     return "-" if value is None or value == "" else str(value)
+
+
+def check_ledger(path: Ledger) -> tuple[str, int]:
+    """`quiver ledger check`: (text, exit code): 0 sound, 1 damaged; not a ledger is an InputError (2)."""
+    if isinstance(path, LedgerTarget):
+        version = _with_store(path, _schema_version)
+        return f"ledger {path.display()}: reachable, schema version {version} (PostgreSQL checks its own pages)\n", 0
+    from quiver.runtime.ledger_doctor import check
+
+    try:
+        report = check(path)
+    except LedgerError as exc:
+        raise InputError(str(exc)) from None
+    if not report.problems:
+        return (
+            f"ledger {path}: ok (integrity_check), schema version {report.schema_version}, "
+            f"{report.actions} action(s)\n",
+            0,
+        )
+    lines = [f"ledger {path} is damaged: SQLite's integrity_check found {len(report.problems)} problem(s):"]
+    lines += [f"  {problem}" for problem in report.problems]
+    lines.append(f"export what can be read: quiver ledger doctor --ledger {path} > salvaged.jsonl")
+    return "\n".join(lines) + "\n", 1
+
+
+async def _schema_version(store: LedgerStore) -> int:
+    version = getattr(store, "schema_version", None)
+    return int(version()) if callable(version) else 0
+
+
+def doctor(path: Ledger) -> tuple[Iterator[str], Callable[[], str]]:
+    """`quiver ledger doctor`: the JSON lines `export` writes, for every action a damaged SQLite ledger still
+    holds, and a function giving the summary line once they are consumed. The file is opened read-only."""
+    if isinstance(path, LedgerTarget):
+        raise UsageError(
+            "`quiver ledger doctor` reads a SQLite file", hint="a PostgreSQL ledger is read with `quiver ledger export`"
+        )
+    from quiver.runtime.ledger_doctor import Salvage, salvage
+
+    tally = Salvage()
+
+    def lines() -> Iterator[str]:
+        try:
+            for action, attempts, events in salvage(path, tally):
+                try:
+                    record = action.to_json()
+                except (ValueError, TypeError):  # arguments, policy or result not JSON any more
+                    record = {"id": action.id, "idempotency_key": action.idempotency_key, "state": action.state,
+                              "server": action.server, "tool": action.tool, "unreadable_fields": True}  # fmt: skip
+                record["attempts"] = None if attempts is None else [a.to_json() for a in attempts]
+                record["events"] = None if events is None else [e.to_json() for e in events]
+                yield json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
+        except LedgerError as exc:
+            raise InputError(str(exc)) from None
+
+    def summary() -> str:
+        return (
+            f"ledger doctor: {tally.actions} action(s) read from {path}, {tally.skipped} unreadable part(s) "
+            "skipped; the file was not changed"
+        )
+
+    return lines(), summary

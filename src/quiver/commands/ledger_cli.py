@@ -154,3 +154,30 @@ def ledger_migrate_command(project: Path, ledger: str | None) -> None:
     from quiver.runtime.ledger_open import migrate, resolve_ledger
 
     click.echo(migrate(resolve_ledger(_root(project), ledger, os.environ)))
+
+
+@ledger_group.command("check")
+@project_option
+@ledger_option
+def ledger_check_command(project: Path, ledger: str | None) -> None:
+    """Verify the ledger file (SQLite's full integrity check); exit 1 when it is damaged. Writes nothing."""
+    from quiver.commands.ledger import check_ledger
+
+    text, code = check_ledger(_ledger_path(project, ledger))
+    click.echo(text, nl=False)
+    if code:
+        raise SystemExit(code)
+
+
+@ledger_group.command("doctor")
+@project_option
+@ledger_option
+def ledger_doctor_command(project: Path, ledger: str | None) -> None:
+    """Export every action a damaged SQLite ledger still holds, as `export`'s JSON lines; the file is opened
+    read-only and never changed."""
+    from quiver.commands.ledger import doctor
+
+    lines, summary = doctor(_ledger_path(project, ledger))
+    for line in lines:
+        click.echo(line, nl=False)
+    click.echo(summary(), err=True)

@@ -12,7 +12,7 @@ from quiver.findings.severity import at_or_above
 from quiver.lint.run import run as lint
 from quiver.report.render import ReportContext, render
 from quiver.sources.baseline import render_baseline
-from quiver.sources.files import write_atomic
+from quiver.sources.files import write_output
 
 
 def run(
@@ -38,7 +38,7 @@ def run(
 
             raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
         outcome = lint(root, select=select, ignore=ignore, paths=paths)
-        write_atomic(baseline, render_baseline(outcome.all_findings))
+        write_output(baseline, render_baseline(outcome.all_findings), root=root)
         click.echo(f"wrote {len(outcome.all_findings)} finding(s) to {baseline}", err=True)
         return 0
     from quiver.commands._progress import Progress
@@ -69,7 +69,7 @@ def run(
     )
     text = render(findings, fmt, ctx)
     if output is not None:
-        write_atomic(output, text)
+        write_output(output, text, root=root)
     else:
         click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped
     for path in outcome.outside:

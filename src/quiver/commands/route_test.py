@@ -31,7 +31,7 @@ from quiver.routes import (
     scopes,
 )
 from quiver.search import SearchIndex
-from quiver.sources.files import read_text, write_atomic
+from quiver.sources.files import read_text, write_output
 from quiver.suggest import did_you_mean
 
 
@@ -68,7 +68,7 @@ def run(
         raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
     outcome = check_routes(root, cases, baseline=None if update_baseline else baseline, lexical=lexical)
     if update_baseline and baseline is not None:
-        write_atomic(baseline, pretty(baseline_json(outcome.report)))
+        write_output(baseline, pretty(baseline_json(outcome.report)), root=root)
         return 0, render(outcome, fmt) if fmt == "json" else f"{render(outcome, fmt)}wrote {baseline}\n"
     return (0 if outcome.ok else 1), render(outcome, fmt)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from quiver.errors import UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from quiver._search._gateway import SearchSetup
     from quiver.runtime._manifest import ManifestServer
@@ -76,6 +76,8 @@ def run(
     ledger: str | None = None,
     no_ledger: bool = False,
     project: Path | None = None,
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
 ) -> int:
     """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code:
     0 when the client left or after SIGTERM, 130 after SIGINT.
@@ -96,6 +98,13 @@ def run(
     check_inputs(manifest.servers, os.environ, root=root, manifest=manifest_path)
     address = parse_address(http) if http is not None else None
     bearer = resolve_token(token) if address is not None else None
+    if (allow_hosts or allow_origins) and address is None:
+        raise UsageError("--allow-host and --allow-origin apply to --http", hint="add --http HOST:PORT")
+    if address is not None and address[0] in ("0.0.0.0", "::") and not allow_hosts:
+        raise UsageError(
+            f"--http {http} listens on every address, so no Host header is allowed by default",
+            hint="name the host clients use: --allow-host gateway.example.com:* (see README, serve --http)",
+        )
     if startup_timeout_s is not None and startup_timeout_s <= 0:
         raise UsageError("--startup-timeout must be positive")
     configure_logging(log_level)
@@ -124,7 +133,11 @@ def run(
             code = anyio.run(serve_stdio, gateway)
         else:
             assert bearer is not None
-            code = anyio.run(partial(serve_http, gateway, address[0], address[1], bearer, ready=write_ready))
+            serving = partial(
+                serve_http, gateway, address[0], address[1], bearer, ready=write_ready,
+                allow_hosts=tuple(allow_hosts), allow_origins=tuple(allow_origins),
+            )  # fmt: skip
+            code = anyio.run(serving)
     finally:
         if provider is not None:
             provider.shutdown()
@@ -196,12 +209,14 @@ def ledger_executor(root: Path, ledger: str | None) -> Executor:
     from quiver.errors import InputError
     from quiver.runtime.approval import ElicitationApprover
     from quiver.runtime.executor import LedgerExecutor
-    from quiver.runtime.ledger import LedgerError
+    from quiver.runtime.ledger import LedgerDamaged, LedgerError
     from quiver.runtime.ledger_open import open_ledger, resolve_ledger
 
     target = resolve_ledger(root, ledger, os.environ)
     try:
         store = open_ledger(target)
+    except LedgerDamaged as exc:  # not a ledger, or damaged: refused before anything ran on it
+        raise InputError(str(exc)) from None
     except LedgerError as exc:
         raise InputError(f"cannot open ledger {target.display()}: {exc}") from None
     return LedgerExecutor(store, approver=ElicitationApprover())

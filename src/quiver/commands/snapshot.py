@@ -118,6 +118,23 @@ def drift(lock: Lock | None, catalog: ServerCatalog) -> Drift | None:
     return result if result.added or result.removed or result.changed else None
 
 
+def _confined(root: Path, lock_rel: str) -> None:
+    """The config's `lock` must lead to a file inside the project (symlinks followed): a cloned repository
+    does not choose where `quiver snapshot` writes."""
+    from quiver.sources.files import inside
+
+    if not inside(root, lock_rel):
+        from quiver.config import load_config
+        from quiver.errors import ConfigError
+
+        config = load_config(root)
+        raise ConfigError(
+            f"`lock` = {lock_rel!r} leads outside the project ({root.resolve()}), so quiver does not write there",
+            position=config.position("lock"),
+            hint="set `lock` to a path inside the project",
+        )
+
+
 def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
     from quiver.sources.lock import read_lock
 
@@ -125,6 +142,7 @@ def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
     catalog = import_catalog(path, server, source)
     lock = read_lock(root, lock_rel)
     text = merged_lock_text(lock, [catalog], root)
+    _confined(root, lock_rel)
     write_atomic(root / lock_rel, text)
     warm_root(root)
     return f"imported {len(catalog.tools)} tools of `{server}` into {lock_rel}"
@@ -162,6 +180,7 @@ def run_live(
             return 1, [*lines, f"{lock_rel} is out of date: run `quiver snapshot` and review the diff"]
         return 0, [f"{lock_rel} matches {len(catalogs)} live server(s)"]
     if catalogs:
+        _confined(root, lock_rel)
         write_atomic(root / lock_rel, merged_lock_text(lock, catalogs, root))
         warm_root(root)  # the new tools' search vectors, so no later command waits for them
     written = [f"snapshotted `{c.name}`: {len(c.tools)} tools" for c in catalogs]

@@ -120,10 +120,12 @@ def arrays(a: Shape, sizes: Iterable[int], doc: Document, base: list[JSON]) -> l
 
 
 def pattern_rejects(pattern: str) -> Callable[[str], bool]:
+    from quiver.regex_budget import PatternTimeout, search
+
     def rejects(text: str) -> bool:
         try:
-            return re.search(pattern, text) is None
-        except re.error:
+            return not search(pattern, text)  # bounded: upstream patterns
+        except (re.error, PatternTimeout):
             return True
 
     return rejects

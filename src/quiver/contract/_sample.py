@@ -221,10 +221,12 @@ def property_schema(shape: Shape, name: str) -> JSON:
 
 
 def _search(pattern: str, text: str) -> bool:
+    from quiver.regex_budget import PatternTimeout, search
+
     try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return True  # a pattern Python cannot read is left to jsonschema's confirmation
+        return search(pattern, text)  # bounded: upstream patterns
+    except (re.error, PatternTimeout):
+        return True  # a pattern Python cannot read (or too slow to match) is left to jsonschema's confirmation
 
 
 def regex_sample(pattern: str) -> str | None:

@@ -107,13 +107,15 @@ def _validator(schema: JSON) -> Callable[[JSON], bool]:
     from jsonschema import exceptions, validators  # lazy: keeps CLI start-up fast
     from referencing.exceptions import Unresolvable
 
+    from quiver.regex_budget import PatternTimeout, bounded_class
+
     cls: Any = validators.validator_for(schema, default=validators.Draft202012Validator)
-    checker = cls(schema, format_checker=_formats())
+    checker = bounded_class(cls)(schema, format_checker=_formats())  # upstream patterns, bounded
 
     def check(instance: JSON) -> bool:
         try:
             return bool(checker.is_valid(instance))
-        except (exceptions.UnknownType, Unresolvable, re.error, RecursionError):
+        except (exceptions.UnknownType, Unresolvable, re.error, RecursionError, PatternTimeout):
             return False  # jsonschema cannot judge this schema: the witness stays unconfirmed and says so
 
     return check

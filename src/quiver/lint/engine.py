@@ -12,6 +12,7 @@ from quiver.findings.rule import Check, Rule
 from quiver.model import Finding, LockedTool
 from quiver.project import Project
 from quiver.resolve import ResolvedAgent
+from quiver.sources.files import MAX_LOCK_BYTES, read_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,9 +29,10 @@ class LintContext:
         cached = self.memo.get(key)
         if isinstance(cached, str):
             return cached
-        try:
-            text = (self.project.root / rel).read_text(encoding="utf-8-sig").replace("\r\n", "\n")
-        except OSError:
+        try:  # bounded, regular files only: the readers refused anything else already
+            data = read_bytes(self.project.root / rel, limit=MAX_LOCK_BYTES)
+            text = data.decode("utf-8-sig").replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError):
             text = ""
         self.memo[key] = text
         return text

@@ -21,6 +21,7 @@ from quiver.model import Finding
 from quiver.project import Project, load_project
 from quiver.resolve import resolve_project
 from quiver.sources.baseline import read_baseline
+from quiver.sources.files import read_bytes
 
 SUPPRESSIBLE_FILES = (".vscode/mcp.json",)
 
@@ -48,13 +49,13 @@ def input_files(project: Project) -> set[str]:
     return files
 
 
-def _suppressions(project: Project) -> list[suppress.Suppression]:
+def suppressions(project: Project) -> list[suppress.Suppression]:
     files = {a.path for a in project.agents} | {c.path for c in project.configs if c.path in SUPPRESSIBLE_FILES}
     files |= {e.position.file for e in project.errors if e.position and e.position.file.endswith(".md")}
     out: list[suppress.Suppression] = []
     for rel in sorted(files):
         try:
-            text = (project.root / rel).read_text(encoding="utf-8-sig")
+            text = read_bytes(project.root / rel).decode("utf-8-sig")
         except (OSError, UnicodeDecodeError):
             continue
         out.extend(suppress.parse(rel, text.replace("\r\n", "\n")))
@@ -89,7 +90,7 @@ def _run(
     raw = [f for f in run_checks(ctx, rules_with(chosen)) if f.rule in chosen]
     raw = [f for f in raw if not per_file_ignored(f, config.per_file_ignores)]
     raw = apply_severity(raw, config.severity)
-    kept, unused, suppressed = suppress.apply(raw, _suppressions(project))
+    kept, unused, suppressed = suppress.apply(raw, suppressions(project))
     if UNUSED_SUPPRESSION.code in chosen:
         for s in unused:
             if not s.codes or any(resolve_id(c) in chosen or c[:3].isalpha() for c in s.codes):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from quiver.errors import UsageError
 from quiver.model import Finding
+from quiver.sources.files import MAX_LOCK_BYTES, read_bytes
 
 # tried in order when no --base is given; each is merged-based with HEAD
 DEFAULT_BASES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
@@ -167,7 +168,7 @@ def _unescape(match: re.Match[bytes]) -> bytes:
 
 def _all_lines(path: Path) -> frozenset[int]:
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, limit=MAX_LOCK_BYTES)
     except OSError:
         return frozenset()
     count = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)

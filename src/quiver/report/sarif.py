@@ -24,6 +24,7 @@ from quiver.report._repo import repository_prefix
 from quiver.report._security import security_severity
 from quiver.report.render import ReportContext
 from quiver.report.ruledoc import help_uri, plain_text
+from quiver.sources.files import read_bytes
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/agent-quiver/"
@@ -118,7 +119,7 @@ class _LineHashes:
         if file not in self._files:
             path = self._root / file
             try:  # a huge file is left to the upload action, which hashes what it finds itself
-                text = path.read_bytes().decode("utf-8", "replace") if path.stat().st_size <= MAX_HASHED_BYTES else None
+                text = read_bytes(path, limit=MAX_HASHED_BYTES).decode("utf-8", "replace")
             except OSError:
                 text = None
             self._files[file] = {} if text is None else line_hashes(text)

@@ -27,6 +27,7 @@ import click
 from quiver.model import JSON, SEVERITY_ORDER, Finding
 from quiver.report import _summary
 from quiver.report.render import ReportContext
+from quiver.sources.files import read_bytes
 
 MAX_SOURCE_BYTES = 5 * 1024 * 1024  # larger files are not quoted
 SEVERITY_COLOR = {"error": "red", "warning": "yellow", "info": "blue"}
@@ -183,9 +184,7 @@ class _SourceCache:
     def _read(self, rel: str) -> list[str] | None:
         path = self._root / rel
         try:
-            if path.stat().st_size > MAX_SOURCE_BYTES:
-                return None
-            data = path.read_bytes()
+            data = read_bytes(path, limit=MAX_SOURCE_BYTES)
         except OSError:
             return None
         text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n")

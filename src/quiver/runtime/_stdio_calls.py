@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import anyio
 import mcp.types as types
 import orjson
+from mcp import MCPError
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -138,6 +139,8 @@ class DirectCalls:
             except ValidationError:  # as the SDK answers a handler's invalid result
                 logger.exception("handler for 'tools/call' returned an invalid result")
                 response = {"error": {"code": types.INTERNAL_ERROR, "message": "Handler returned an invalid result"}}
+        except MCPError as exc:  # a JSON-RPC error answer (the ledger is unavailable), as the SDK writes one
+            response = {"error": exc.error.model_dump(mode="json", exclude_none=True)}
         except asyncio.CancelledError:
             return  # cancelled by the client (no response is due) or by the end of the connection
         finally:

@@ -72,6 +72,7 @@ from quiver.runtime.ledger import (
     Attempt,
     AttemptOutcome,
     LedgerStore,
+    LedgerUnavailable,
     Recovered,
     State,
     StateConflict,
@@ -89,7 +90,8 @@ from quiver.runtime.transient import transient_error
 
 __all__ = [  # with names moved to `_exec_*`, so they import from here as before
     "ACTION_META_KEY", "APPROVALS", "DEFAULT_TIMEOUT_MS", "DISPATCH_GRACE_S", "IDEMPOTENCY_META_KEY", "MAX_KEY_CHARS",
-    "POLL_INITIAL_S", "POLL_MAX_S", "SIDE_EFFECTS", "Clock", "ExecPolicy", "LedgerExecutor", "RecoveryReport", "Sleep",
+    "POLL_INITIAL_S", "POLL_MAX_S", "SIDE_EFFECTS", "Clock", "ExecPolicy", "LedgerExecutor", "LedgerOutage",
+    "RecoveryReport", "Sleep",
     "default_owner", "owner_is_gone",
 ]  # fmt: skip
 
@@ -101,6 +103,16 @@ POLL_INITIAL_S, POLL_MAX_S = 0.005, 0.25  # a re-call polls the ledger for the r
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
+
+
+class LedgerOutage(Exception):
+    """A call the ledger could not record (`LedgerUnavailable` underneath): `sent` says whether the request
+    had reached the upstream by then (False: nothing happened; the same call may be sent again, with the
+    same idempotency key when it had one)."""
+
+    def __init__(self, message: str, *, sent: bool, idempotency_key: str | None) -> None:
+        super().__init__(message)
+        self.message, self.sent, self.idempotency_key = message, sent, idempotency_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +147,27 @@ class LedgerExecutor:
         self._probes: dict[str, tuple[float, float]] = {}  # action id -> (next reconcile probe at, last wait)
 
     async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
+        """Run the call; raises `LedgerOutage` when the ledger could not record a step (saying whether the
+        request had been sent upstream by then), never a result the ledger does not hold."""
         side_effect = request.policy.get("side_effect")
+        sent: list[bool] = []
+
+        async def tracked(call: CallRequest, meta: Mapping[str, JSON], timeout_s: float) -> Mapping[str, JSON]:
+            sent.append(True)
+            return await dispatch(call, meta, timeout_s)
+
         with action_span(
             self._tracer, server=request.server, tool=request.tool, call_id=request.call_id,
             side_effect=side_effect if isinstance(side_effect, str) else None, description=request.description,
         ) as span:  # fmt: skip
-            done = await self._execute(request, dispatch, span)
+            try:
+                done = await self._execute(request, tracked, span)
+            except LedgerUnavailable as exc:
+                key, _ = call_key(
+                    request, request.policy.get("idempotency_key_argument"), IDEMPOTENCY_META_KEY, MAX_KEY_CHARS
+                )
+                span.finish(state="ledger_unavailable", attempts=0, error_type="ledger_unavailable", replayed=False)
+                raise LedgerOutage(str(exc), sent=bool(sent), idempotency_key=key) from exc
             outcome = done.outcome
             span.finish(
                 state=outcome.state, attempts=outcome.attempts, error_type=done.error_type, replayed=done.replayed

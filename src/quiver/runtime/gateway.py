@@ -29,6 +29,7 @@ from typing import Any, NamedTuple, TextIO
 import anyio
 import jsonschema
 import mcp.types as types
+from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import HandlerResult
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
@@ -41,13 +42,15 @@ from quiver.errors import InputError
 from quiver.hosts.claude_code import ALWAYS_LOAD_META
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
+from quiver.regex_budget import NeedsBacktracking, PatternTimeout, bounded_validator, budget, linear_only
 from quiver.runtime import telemetry_mcp
 from quiver.runtime._diff import describe_changes
 from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
 from quiver.runtime.approval import elicitation
+from quiver.runtime.executor import LedgerOutage
 from quiver.runtime.gateway_meta import DEFAULT_SEARCH_LIMIT, _MetaTools
-from quiver.runtime.gateway_results import _error, _unsnapshotted
+from quiver.runtime.gateway_results import LEDGER_UNAVAILABLE, _error, _unsnapshotted, ledger_unavailable_error
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
@@ -61,6 +64,7 @@ __all__ = ["DEFAULT_SEARCH_LIMIT", "Gateway", "GatewayScope"]  # the first and l
 
 logger = logging.getLogger(__name__)
 
+PATTERN_BUDGET_S = 1.0  # per call, for argument patterns only `re` can match (see `_validate`)
 DEFAULT_SWEEP_INTERVAL_S = 5.0  # recovery sweeps of a shared ledger (see docs/scaling.md)
 _SESSION_HEADER = "mcp-session-id"
 _DROPPED_META = ("progressToken", "progress_token")
@@ -95,7 +99,8 @@ class Gateway(_MetaTools):
             [types.Tool.model_validate(with_always_load(t)) for t in META_TOOLS] if manifest.meta_tools_active else []
         )
         self._meta_schemas = {str(t["name"]): t["inputSchema"] for t in META_TOOLS}
-        self._validators: dict[str, Any] = {}
+        self._validators: dict[str, tuple[Any, str]] = {}  # tool -> (bounded validator, its dialect)
+        self._outage_calls = 0  # calls answered LEDGER_UNAVAILABLE since the ledger last recorded one
         self._index: Any = None
         self.server = self._build_server()
 
@@ -105,9 +110,17 @@ class Gateway(_MetaTools):
         await self.upstreams.__aenter__()
         recover = getattr(self.executor, "recover", None)
         if recover is not None:  # a ledger-backed executor settles what a crashed gateway left behind
-            report = await recover(self.upstreams.dispatch)
-            if report.recovered or report.reconciled:
-                logger.warning("recovered %d action(s), reconciled %d", len(report.recovered), len(report.reconciled))
+            from quiver.runtime.ledger import LedgerUnavailable
+
+            try:
+                report = await recover(self.upstreams.dispatch)
+            except LedgerUnavailable as exc:  # the sweeps try again; calls meanwhile get LEDGER_UNAVAILABLE
+                logger.warning("recovery at start failed: %s", exc)
+            else:
+                if report.recovered or report.reconciled:
+                    logger.warning(
+                        "recovered %d action(s), reconciled %d", len(report.recovered), len(report.reconciled)
+                    )
         return self
 
     async def sweep_orphans(self, interval_s: float = DEFAULT_SWEEP_INTERVAL_S) -> None:
@@ -176,6 +189,8 @@ class Gateway(_MetaTools):
         session = self._session(ctx)
         try:
             result = await self._call(ctx, session, params.name, dict(params.arguments or {}))
+        except LedgerOutage as outage:
+            raise self._outage(params.name, outage) from None
         except Exception:
             result = _internal_error(params.name)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
@@ -242,6 +257,8 @@ class Gateway(_MetaTools):
             return await self._invoke(
                 _DirectRequest(request_id, meta), session, self.manifest.by_exposed[name], args, None
             )
+        except LedgerOutage as outage:
+            raise self._outage(name, outage) from None
         except Exception:
             return _internal_error(name)
 
@@ -289,7 +306,7 @@ class Gateway(_MetaTools):
     ) -> dict[str, JSON]:
         session.stats.calls += 1
         preloaded = tool.load == "preloaded"
-        problem = self._validate(tool.exposed, tool.input_schema, args)
+        problem = await self._validate(tool.exposed, tool.input_schema, args)
         if problem is not None:
             session.stats.invalid_arguments += 1
             self.recorder.call(session.id, tool.server, tool.name, outcome="validation_failed", preloaded=preloaded)
@@ -328,6 +345,9 @@ class Gateway(_MetaTools):
         except UpstreamError as exc:  # an executor that lets dispatch errors through
             self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
             return _error(f"upstream failed: {exc}")
+        if self._outage_calls:
+            logger.warning("the ledger is available again (%d call(s) were refused meanwhile)", self._outage_calls)
+            self._outage_calls = 0
         result = dict(outcome.result)
         if result.get("isError"):
             self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
@@ -336,6 +356,16 @@ class Gateway(_MetaTools):
         if not result.get("isError"):
             session.stats.record_success()
         return result
+
+    def _outage(self, name: str, outage: LedgerOutage) -> MCPError:
+        """The JSON-RPC error for a call the ledger could not record; logged once per outage, not per call."""
+        if not self._outage_calls:
+            logger.warning(
+                "ledger unavailable: %s; tool calls are answered with error %d (retryable, nothing sent) until it "
+                "recovers", outage.message, LEDGER_UNAVAILABLE,
+            )  # fmt: skip
+        self._outage_calls += 1
+        return ledger_unavailable_error(name, outage)
 
     def _mismatch(self, tool: ManifestTool, check: PinCheck) -> str:
         head = (
@@ -348,7 +378,10 @@ class Gateway(_MetaTools):
             what += f" (pinned sha256 {tool.sha256[:12]}, upstream {str(check.current_sha256)[:12]})"
         return f"{head}: {what}. Review the change with `quiver snapshot --check`, re-snapshot and recompile."
 
-    def _validate(self, key: str, schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+    async def _validate(self, key: str, schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+        """Why `args` break the tool's pinned inputSchema, or None. Patterns are matched by `regex_budget`: in
+        linear time on the event loop where RE2 can, else by `re` in a worker process, waited for off the
+        loop and bounded by PATTERN_BUDGET_S for the whole call (other clients are answered meanwhile)."""
         validator = self._validators.get(key)
         if validator is None:
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -356,14 +389,43 @@ class Gateway(_MetaTools):
                 cls.check_schema(schema)
             except jsonschema.SchemaError as exc:
                 return f"the pinned inputSchema is not a valid JSON Schema ({exc.message})"
-            validator = self._validators[key] = cls(schema)
-        if instance_valid(type(validator).__name__, schema, args):
-            return None  # the common arguments, vouched for without jsonschema's walk (30-40 us a call)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
-        if error is None:
-            return None
-        path = "/".join(str(p) for p in error.absolute_path)
-        return f"{error.message}{f' (at `{path}`)' if path else ''}"
+            validator = self._validators[key] = (bounded_validator(schema, cls), cls.__name__)
+        try:
+            with linear_only():
+                return _problem(validator, schema, args)
+        except NeedsBacktracking:
+            pass
+        try:
+            return await anyio.to_thread.run_sync(partial(_budgeted_problem, validator, schema, args))
+        except PatternTimeout as exc:
+            return f"{exc}; the argument was not checked"
+
+
+def _problem(checker: tuple[Any, str], schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+    validator, dialect = checker
+    if instance_valid(dialect, schema, args):
+        return None  # the common arguments, vouched for without jsonschema's walk (30-40 us a call)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+    if error is None:
+        return None
+    path = "/".join(str(p) for p in error.absolute_path)
+    return f"{error.message}{f' (at `{path}`)' if path else ''}"
+
+
+def _budgeted_problem(validator: tuple[Any, str], schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None:
+    with budget(pattern_budget_s()):
+        return _problem(validator, schema, args)
+
+
+def pattern_budget_s() -> float:
+    """Seconds one call's argument patterns may take in `re`: QUIVER_PATTERN_BUDGET_S, else the default."""
+    import os
+
+    try:
+        value = float(os.environ.get("QUIVER_PATTERN_BUDGET_S", PATTERN_BUDGET_S))
+    except ValueError:
+        return PATTERN_BUDGET_S
+    return value if value > 0 else PATTERN_BUDGET_S
 
 
 def _internal_error(name: str) -> dict[str, JSON]:

@@ -31,7 +31,7 @@ class _MetaTools:
 
     if TYPE_CHECKING:  # defined by Gateway
 
-        def _validate(self, key: str, schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None: ...
+        async def _validate(self, key: str, schema: Mapping[str, JSON], args: Mapping[str, JSON]) -> str | None: ...
 
         def _refuse(
             self, session: GatewaySession, target: str, reason: str, known: list[str] | None = None
@@ -51,7 +51,7 @@ class _MetaTools:
     async def _meta(
         self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, name: str, args: dict[str, JSON]
     ) -> dict[str, JSON]:
-        problem = self._validate(name, self._meta_schemas[name], args)
+        problem = await self._validate(name, self._meta_schemas[name], args)
         if problem is not None:
             session.stats.invalid_arguments += 1
             return _error(f"invalid arguments for `{name}`: {problem}")

@@ -106,6 +106,16 @@ class SchemaVersionError(LedgerError):
     """The ledger file was written by a newer quiver."""
 
 
+class LedgerUnavailable(LedgerError):
+    """The store cannot be written or read right now: the database cannot be reached (or the connection broke
+    mid-call), the disk is full, an I/O error, a lock held past the busy timeout. Nothing of the operation
+    was recorded, so it may be tried again (the gateway answers with `LEDGER_UNAVAILABLE`)."""
+
+
+class LedgerDamaged(LedgerError):
+    """The ledger file is not a quiver ledger, or SQLite found it damaged: refused at open, never used."""
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """One action record (DESIGN §7)."""

@@ -99,19 +99,22 @@ def open_ledger(
     migrate: bool = False,
     lease_margin_s: float | None = None,
     pool_size: int | None = None,
+    readonly: bool = False,
 ) -> LedgerStore:
     """The store for `target` (a LedgerTarget, or a path/URL resolved against `root`, default the cwd).
 
     SQLite files are created (and their schema set up) on open. A PostgreSQL database must have been
     migrated unless `migrate` is true; LedgerNotMigrated / SchemaVersionError / LedgerUnavailable otherwise.
-    `lease_margin_s` and `pool_size` apply to PostgreSQL only."""
+    `lease_margin_s` and `pool_size` apply to PostgreSQL only. `readonly` (the CLI's reads) opens a SQLite
+    file without writing anything: no schema, no migration, no `.gitignore`."""
     if isinstance(target, str):
         target = parse_ledger(target, root or Path.cwd())
     if target.kind == "sqlite":
         from quiver.runtime.ledger_sqlite import SqliteLedger
 
-        store = SqliteLedger(target.location)
-        keep_out_of_git(target.path)
+        store = SqliteLedger(target.location, readonly=readonly)
+        if not readonly:
+            keep_out_of_git(target.path)
         return store
     from quiver.runtime.ledger_postgres import DEFAULT_LEASE_MARGIN_S, DEFAULT_POOL_SIZE, PostgresLedger
 
@@ -188,12 +191,20 @@ async def run_recovery_sweeps(
     retried at the next interval. `reconcile_dispatch`, when given, also asks each `unknown_outcome`
     action's reconcile tool (at most one probe per such action per interval, less often while its
     answers settle nothing: `LedgerExecutor.recover`'s backoff); only a confirmation settles one here."""
+    failing = False  # one log line per outage, not one per sweep
     while True:
         try:
             report = await executor.recover(reconcile_dispatch, is_orphan=is_orphan, settle_negative=False)
         except LedgerError as exc:
-            logger.warning("recovery sweep failed: %s", exc)
+            if not failing:
+                logger.warning(
+                    "recovery sweep failed: %s (retried every %g s; logged again once it works)", exc, interval_s
+                )
+            failing = True
         else:
+            if failing:
+                logger.warning("recovery sweeps work again")
+            failing = False
             if report.recovered or report.reconciled:
                 logger.warning(
                     "recovery sweep: settled %d orphaned action(s), reconciled %d",

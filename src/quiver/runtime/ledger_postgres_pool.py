@@ -11,13 +11,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
-from quiver.runtime.ledger import LedgerError
+from quiver.runtime.ledger import LedgerError, LedgerUnavailable
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "LedgerUnavailable", "connect", "normalize_url", "redact"]
 
 DEFAULT_CONNECT_TIMEOUT_S: Final = 10
-
-
-class LedgerUnavailable(LedgerError):
-    """The database cannot be reached (or the connection broke mid-call)."""
 
 
 def normalize_url(url: str) -> str:

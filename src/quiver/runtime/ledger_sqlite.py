@@ -23,18 +23,21 @@ import functools
 import operator
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
 from quiver.runtime._sqlite_checkpoint import RESTART_FRAMES, Checkpointer
+from quiver.runtime._sqlite_integrity import damage, file_state, foreign, refuse_damaged
 from quiver.runtime.ledger import (
     JSON,
     Action,
     ActionFilter,
     Attempt,
     Event,
+    LedgerDamaged,
+    LedgerUnavailable,
     Recovered,
     SchemaVersionError,
     State,
@@ -146,31 +149,84 @@ class SqliteLedger:
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        readonly: bool = False,
+        check: bool = True,
     ) -> None:
+        """Open (or, unless `readonly`, create) the ledger at `path`. A file that is not a SQLite database,
+        a database that is someone else's, or one SQLite's `quick_check` finds damaged is refused with
+        `LedgerDamaged` before anything runs on it (`check=False`: `quiver ledger doctor` reads what it
+        can). `readonly` never writes: no schema is created (an empty file is refused), none migrated."""
         self.path = Path(path)
-        if str(path) != ":memory:":
+        memory = str(path) == ":memory:"
+        state = "absent" if memory else file_state(self.path)
+        if readonly and state in ("absent", "empty"):
+            raise LedgerDamaged(
+                f"ledger {self.path} is {'missing' if state == 'absent' else 'an empty file'}: no action was ever "
+                "recorded in it (quiver serve creates the ledger on the first call)"
+            )
+        if not memory and not readonly:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        # A new file gets 1 KiB pages: a call rewrites about 15 pages in the WAL, and smaller ones cut the
-        # store's time per call by about 15 %; an existing file keeps its page size (SQLite ignores this).
-        self._conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-        self._use_wal(busy_timeout_ms / 1000)
-        self._conn.execute(f"PRAGMA synchronous = {synchronous}")
-        self._conn.execute("PRAGMA foreign_keys = ON")
+        self._checkpoints: Checkpointer | None = None
+        target = f"file:{self.path.absolute().as_posix()}?mode=ro" if readonly else str(path)
+        try:
+            self._conn = sqlite3.connect(
+                target, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False, uri=readonly
+            )
+        except sqlite3.Error as exc:
+            raise LedgerUnavailable(f"cannot open ledger {self.path}: {exc}") from None
+        try:
+            self._open(state, busy_timeout_ms, synchronous, readonly=readonly, check=check)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _open(self, state: str, busy_timeout_ms: int, synchronous: str, *, readonly: bool, check: bool) -> None:
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         self.upgraded_from: int | None = None  # the schema version `_migrate` upgraded in place, if it did
-        self._checkpoints = Checkpointer(str(path), busy_timeout_ms, self._lock) if str(path) != ":memory:" else None
+        if state == "sqlite":
+            problem = damage(conn, self.path) if check else None
+            if problem is not None:
+                raise refuse_damaged(self.path, problem)
+            try:
+                other = foreign(conn, self.path)
+            except sqlite3.DatabaseError as exc:
+                if check:
+                    raise refuse_damaged(self.path, str(exc)) from None
+                other = None
+            if other is not None:
+                raise other
+        if readonly:
+            self._write = _WriteTransaction(conn, self._lock, None, self.path)
+            self._check_version()
+            return
+        try:
+            # A new file gets 1 KiB pages: a call rewrites about 15 pages in the WAL, and smaller ones cut the
+            # store's time per call by about 15 %; an existing file keeps its page size (SQLite ignores this).
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            self._use_wal(busy_timeout_ms / 1000)
+            conn.execute(f"PRAGMA synchronous = {synchronous}")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise LedgerUnavailable(f"cannot open ledger {self.path}: {exc}") from None
+        if str(self.path) != ":memory:":
+            self._checkpoints = Checkpointer(str(self.path), busy_timeout_ms, self._lock)
         if self._checkpoints is not None:  # checkpoints (and their fsyncs) move off the write path
-            self._conn.execute("PRAGMA wal_autocheckpoint = 0")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
         # a WAL that a burst grew (or an older quiver's, which never restarted under load) is cut back
         # when it restarts, to twice what it holds at a restart (so the steady size is never cut)
-        page = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
-        self._conn.execute(f"PRAGMA journal_size_limit = {2 * RESTART_FRAMES * (page + WAL_FRAME_HEADER)}")
-        self._write = _WriteTransaction(self._conn, self._lock, self._checkpoints)
+        page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        conn.execute(f"PRAGMA journal_size_limit = {2 * RESTART_FRAMES * (page + WAL_FRAME_HEADER)}")
+        self._write = _WriteTransaction(conn, self._lock, self._checkpoints, self.path)
         self._migrate()
+
+    def _check_version(self) -> None:
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"ledger {self.path} has schema version {version}; this quiver reads up to {SCHEMA_VERSION}"
+            )
 
     def _use_wal(self, budget_s: float) -> None:
         """Switch to WAL once. Several processes opening a brand-new file at once can find it locked: the
@@ -191,6 +247,15 @@ class SqliteLedger:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read under the connection's lock; SQLite's I/O and lock errors are LedgerUnavailable."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise unavailable(self.path, exc) from None
+
     def close(self) -> None:
         if self._checkpoints is not None:
             self._checkpoints.stop()
@@ -203,7 +268,7 @@ class SqliteLedger:
             return str(self._conn.execute("PRAGMA journal_mode").fetchone()[0])
 
     def schema_version(self) -> int:
-        with self._lock:
+        with self._reading():
             row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return int(row[0])
 
@@ -248,14 +313,14 @@ class SqliteLedger:
             self._insert_attempt(db, attempt)
 
     async def get(self, action_id: str) -> Action:
-        with self._lock:
+        with self._reading():
             row = self._conn.execute(f"{_SELECT} WHERE id = ?", (action_id,)).fetchone()
         if row is None:
             raise UnknownAction(action_id)
         return _action(row)
 
     async def find_by_key(self, idempotency_key: str) -> Action | None:
-        with self._lock:
+        with self._reading():
             row = self._conn.execute(_SELECT_BY_KEY, (idempotency_key,)).fetchone()
         return None if row is None else _action(row)
 
@@ -276,12 +341,12 @@ class SqliteLedger:
         if filters.limit is not None:
             sql += " LIMIT ?"
             params.append(filters.limit)
-        with self._lock:
+        with self._reading():
             rows = self._conn.execute(sql, params).fetchall()
         return [_action(row) for row in rows]
 
     async def events(self, action_id: str) -> builtins.list[Event]:
-        with self._lock:
+        with self._reading():
             rows = self._conn.execute(
                 "SELECT action_id, seq, at, from_state, to_state, detail FROM events WHERE action_id = ? ORDER BY seq",
                 (action_id,),
@@ -289,7 +354,7 @@ class SqliteLedger:
         return [Event(*row) for row in rows]
 
     async def attempts(self, action_id: str) -> builtins.list[Attempt]:
-        with self._lock:
+        with self._reading():
             rows = self._conn.execute(
                 "SELECT action_id, number, started_at, ended_at, outcome, error_type, error FROM attempts"
                 " WHERE action_id = ? ORDER BY number",
@@ -382,6 +447,11 @@ class SqliteLedger:
                 self.upgraded_from = version
 
 
+def unavailable(path: Path, exc: sqlite3.Error) -> LedgerUnavailable:
+    """The ledger error for an SQLite failure of one operation (disk full, I/O, locked): nothing was recorded."""
+    return LedgerUnavailable(f"ledger {path}: {exc}")
+
+
 def _action(row: Sequence[JSON]) -> Action:
     """The action of a row of `_ACTION_COLUMNS`, which are Action's fields in their order."""
     return Action(*row)
@@ -393,16 +463,21 @@ class _WriteTransaction:
     asked of the checkpoint thread (or run here when there is none). A class, not a generator: it runs
     twice per call on the gateway's path."""
 
-    __slots__ = ("_checkpoints", "_commits", "_conn", "_lock")
+    __slots__ = ("_checkpoints", "_commits", "_conn", "_lock", "_path")
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock, checkpoints: Checkpointer | None) -> None:
-        self._conn, self._lock, self._checkpoints = conn, lock, checkpoints
+    def __init__(
+        self, conn: sqlite3.Connection, lock: threading.Lock, checkpoints: Checkpointer | None, path: Path
+    ) -> None:
+        self._conn, self._lock, self._checkpoints, self._path = conn, lock, checkpoints, path
         self._commits = 0
 
     def __enter__(self) -> sqlite3.Connection:
         self._lock.acquire()
         try:
             self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:  # the file is locked past the busy timeout, the disk cannot be read
+            self._lock.release()
+            raise unavailable(self._path, exc) from None
         except BaseException:
             self._lock.release()
             raise
@@ -413,14 +488,22 @@ class _WriteTransaction:
     ) -> None:
         try:
             if exc_type is not None:
-                self._conn.execute("ROLLBACK")
-                return
-            try:
-                self._conn.execute("COMMIT")
-            except BaseException:  # an I/O error or a full disk: leave no half-open transaction behind
                 if self._conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError | sqlite3.DatabaseError) and not isinstance(
+                    exc, sqlite3.IntegrityError | sqlite3.ProgrammingError
+                ):
+                    raise unavailable(self._path, exc) from None  # a full disk, an I/O error: nothing was recorded
+                return
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException as failure:  # an I/O error or a full disk: leave no half-open transaction behind
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                if isinstance(failure, sqlite3.Error):
+                    raise unavailable(self._path, failure) from None
                 raise
             self._commits += 1
             if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoints and not self._checkpoints.request():

@@ -20,21 +20,27 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Generator, MutableMapping
+from collections.abc import Awaitable, Callable, Generator, Mapping, MutableMapping, Sequence
 from functools import partial
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 import uvicorn
 
 from quiver.runtime import _stdio
+from quiver.runtime._throttle import Throttle, throttle_logger
+from quiver.runtime._uvicorn_limits import HttpLimits, limited_protocol
 from quiver.runtime.gateway import Gateway
+
+if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
 
 __all__ = ["BearerAuth", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
+throttle_logger("mcp.server.transport_security")  # its "Invalid Host header" is a line per refused request
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -129,13 +135,30 @@ async def _stop_on_signals(
 
 
 async def serve_http(
-    gateway: Gateway, host: str, port: int, token: str, *, ready: Callable[[str], None] | None = None
+    gateway: Gateway,
+    host: str,
+    port: int,
+    token: str,
+    *,
+    ready: Callable[[str], None] | None = None,
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
 ) -> int:
     """Serve streamable HTTP at http://HOST:PORT/mcp, requiring `Authorization: Bearer TOKEN`, until
-    SIGTERM/SIGINT; returns the exit code as `serve_stdio` does (0 after SIGTERM, 130 after SIGINT)."""
+    SIGTERM/SIGINT; returns the exit code as `serve_stdio` does (0 after SIGTERM, 130 after SIGINT).
+
+    Requests must name an allowed `Host` (and, when they carry one, an allowed `Origin`: browsers do): on
+    loopback the SDK's loopback names plus `allow_hosts`/`allow_origins`; beyond loopback only the bound
+    address and `allow_hosts`/`allow_origins` (`transport_security`). Connections are bounded by
+    `http_limits()` (header and body timeouts, a connection limit); refusals are logged a few lines a flood."""
+    security = transport_security(host, port, allow_hosts, allow_origins)
     if not _is_loopback(host):
-        logger.warning("listening on %s: reachable from other machines; the bearer token is the only guard", host)
-    app = BearerAuth(gateway.server.streamable_http_app(host=host, streamable_http_path=MCP_PATH), token)
+        logger.warning(
+            "listening on %s: reachable from other machines; guarded by the bearer token and the Host allow-list %s",
+            host, ", ".join(security.allowed_hosts),
+        )  # fmt: skip
+    inner = gateway.server.streamable_http_app(host=host, streamable_http_path=MCP_PATH, transport_security=security)
+    app = BearerAuth(inner, token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -146,7 +169,7 @@ async def serve_http(
         bound_port = sock.getsockname()[1]
         shown = f"[{host}]" if family == socket.AF_INET6 else host
         url = f"http://{shown}:{bound_port}{MCP_PATH}"
-        config = uvicorn_config(app)
+        config = uvicorn_config(app, http_limits())
         async with gateway, anyio.create_task_group() as sweeps:
             sweeps.start_soon(gateway.sweep_orphans, sweep_interval())
             logger.info("serving agent `%s` at %s", gateway.manifest.agent_id, url)
@@ -158,9 +181,10 @@ async def serve_http(
     return exit_code(server.received)
 
 
-def uvicorn_config(app: Any) -> uvicorn.Config:
+def uvicorn_config(app: Any, limits: HttpLimits | None = None) -> uvicorn.Config:
     """uvicorn's settings for the gateway: no access log, lifespan on, our graceful shutdown bound, and
-    the `auto` HTTP parser, which is httptools' C parser (a dependency) rather than h11."""
+    httptools' C parser (a dependency) rather than h11, in the protocol that enforces `limits`."""
+    limits = limits or http_limits()
     return uvicorn.Config(
         app,
         log_config=None,
@@ -168,6 +192,53 @@ def uvicorn_config(app: Any) -> uvicorn.Config:
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        http=limited_protocol(limits),
+        limit_concurrency=limits.max_connections,
+    )
+
+
+HEADER_TIMEOUT_S, BODY_TIMEOUT_S, MAX_CONNECTIONS = 10.0, 30.0, 256
+
+
+def http_limits(environ: Mapping[str, str] | None = None) -> HttpLimits:
+    """The HTTP limits: QUIVER_HTTP_HEADER_TIMEOUT_S, QUIVER_HTTP_BODY_TIMEOUT_S, QUIVER_HTTP_MAX_CONNECTIONS,
+    else 10 s, 30 s and 256 (a value that is not a positive number keeps the default)."""
+    env = os.environ if environ is None else environ
+
+    def positive(name: str, default: float) -> float:
+        try:
+            value = float(env.get(name, default))
+        except ValueError:
+            return default
+        return value if value > 0 else default
+
+    return HttpLimits(
+        header_timeout_s=positive("QUIVER_HTTP_HEADER_TIMEOUT_S", HEADER_TIMEOUT_S),
+        body_timeout_s=positive("QUIVER_HTTP_BODY_TIMEOUT_S", BODY_TIMEOUT_S),
+        max_connections=int(positive("QUIVER_HTTP_MAX_CONNECTIONS", MAX_CONNECTIONS)),
+    )
+
+
+_LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+
+
+def transport_security(
+    host: str, port: int, allow_hosts: Sequence[str], allow_origins: Sequence[str]
+) -> TransportSecuritySettings:
+    """The Host/Origin allow-lists (the SDK's DNS-rebinding protection), on whatever address the gateway binds."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if _is_loopback(host):
+        hosts, origins = [*_LOOPBACK_HOSTS], [*_LOOPBACK_ORIGINS]
+    else:
+        shown = f"[{host}]" if ":" in host else host
+        hosts = [] if host in ("0.0.0.0", "::") else [f"{shown}:*", shown]
+        origins = []
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *allow_hosts],
+        allowed_origins=[*origins, *allow_origins],
     )
 
 
@@ -208,11 +279,13 @@ class BearerAuth:
             raise ValueError("the bearer token is empty")
         self._app = app
         self._token = token.strip().encode("utf-8")
+        self._refusals = Throttle(logger)  # a flood of refusals is a few lines, not a line per request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket") and not self._authorized(scope):
             client = scope.get("client")
-            logger.warning(
+            self._refusals.warn(
+                "unauthorized",
                 "refused %s %s from %s: missing or wrong bearer token",
                 scope.get("method", ""),
                 scope.get("path", ""),

@@ -207,7 +207,11 @@ class _Parser:
         try:
             number = json.loads(token)
         except json.JSONDecodeError:
-            raise self.fail(f"invalid number {token!r}", "write a plain JSON number") from None
+            raise self.fail(f"invalid number {_clipped(token)}", "write a plain JSON number") from None
+        except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+            raise self.fail(
+                f"number of {len(token):,} characters is too long to read", "write it with fewer digits"
+            ) from None
         self.i = j
         return number
 
@@ -239,10 +243,16 @@ def load_json_fast(text: str, path: str) -> JSON:
         raise InputError(
             f"invalid JSON: {exc.msg}", position=Position(path, exc.lineno, exc.colno), hint="fix the syntax"
         ) from None
-    except _DuplicateKey:
-        # re-parse with positions to say where
+    except (_DuplicateKey, ValueError, RecursionError):
+        # a duplicate key, a number too long to convert, nesting too deep: re-parse with positions to say where
         parse_json(text, path)
-        raise AssertionError("unreachable: duplicate key not found on re-parse") from None
+        raise InputError(
+            "cannot read this JSON document", position=Position(path, 1, 1), hint="regenerate the file"
+        ) from None
+
+
+def _clipped(token: str) -> str:
+    return repr(token) if len(token) <= 40 else f"{token[:40]!r}... ({len(token):,} characters)"
 
 
 class _DuplicateKey(Exception):

@@ -107,6 +107,9 @@ class _Builder:
             value = self.scalar.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
             raise self.fail(node, f"invalid YAML value: {exc}", "quote the value") from None
+        except (ValueError, OverflowError):  # an integer of more digits than Python converts, a bad date
+            shown = node.value if len(node.value) <= 40 else f"{node.value[:40]}... ({len(node.value):,} characters)"
+            raise self.fail(node, f"cannot read the value `{shown}`", "quote it, or write it shorter") from None
         if isinstance(value, datetime.date | datetime.datetime):
             value = value.isoformat()  # keep the model JSON-shaped
         elif isinstance(value, bytes):

@@ -16,7 +16,7 @@ from quiver.errors import InputError, Position
 from quiver.globs import matches_any
 from quiver.model import JSON, Agent, AgentKind, Location, Server, ToolRef
 from quiver.sources._yaml import YNode, parse_yaml
-from quiver.sources.files import read_text
+from quiver.sources.files import inside, read_text
 from quiver.sources.mcp_config import servers_from_mapping
 
 # Where hosts look for agent files, and the format each location holds (DESIGN §2).
@@ -96,7 +96,7 @@ def discover_agents(root: Path, globs: Iterable[AgentGlob] = (), exclude: Sequen
 def _glob(root: Path, pattern: str) -> list[str]:
     out = []
     for path in root.glob(pattern):
-        if path.is_file():
+        if path.is_file() and inside(root, path.relative_to(root)):  # no symlinked way out of the project
             rel = path.relative_to(root).as_posix()
             if not SKIP_DIRS.intersection(rel.split("/")[:-1]):
                 out.append(rel)

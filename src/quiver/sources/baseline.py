@@ -11,6 +11,8 @@ from pathlib import Path
 
 from quiver.errors import InputError, Position
 from quiver.model import Finding
+from quiver.sources._json import load_json_fast
+from quiver.sources.files import read_text
 
 
 def read_baseline(path: Path) -> set[str]:
@@ -21,8 +23,8 @@ def read_baseline(path: Path) -> set[str]:
             position=Position(str(path)),
             hint="create it with `quiver lint --baseline FILE --update-baseline`",
         )
+    data = load_json_fast(read_text(path, str(path)), str(path))  # bounded; a syntax error is named at its place
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         return {str(item["fingerprint"]) for item in data["findings"]}
     except (ValueError, KeyError, TypeError):
         raise InputError(

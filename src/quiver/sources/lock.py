@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from quiver.errors import InputError, Position
+from quiver.errors import InputError, InputErrors, Position
 from quiver.jsonout import pretty
 from quiver.model import JSON, Location, Lock, LockedServer, LockedTool, sha256_json
 from quiver.sources._json import load_json_fast
@@ -57,6 +57,7 @@ def parse_lock(text: str, rel: str) -> Lock:
         )
     lines = _line_index(text)
     servers: dict[str, LockedServer] = {}
+    edited: list[InputError] = []
     for name, entry in data["servers"].items():
         if not isinstance(entry, dict) or not isinstance(entry.get("tools"), list):
             raise InputError(
@@ -74,12 +75,22 @@ def parse_lock(text: str, rel: str) -> Lock:
                     hint="regenerate it with `quiver snapshot`",
                 )
             tokens = item.get("tokens")
+            pin = sha256_json(tool)
+            if item.get("sha256", pin) != pin:  # the definition was edited by hand, or the pin
+                edited.append(
+                    InputError(
+                        f"tool `{name}/{tool['name']}`: its `sha256` does not match its definition (edited by hand?)",
+                        position=Position(rel, lines.get((name, tool["name"]), 0), 1),
+                        hint=f"`quiver snapshot` writes the lock, never a hand: restore {rel} from version "
+                        "control, or delete it and run `quiver snapshot`",
+                    )
+                )
             tools.append(
                 LockedTool(
                     server=name,
                     name=tool["name"],
                     definition=tool,
-                    sha256=sha256_json(tool),
+                    sha256=pin,
                     tokens=tokens if isinstance(tokens, int) else None,
                     location=Location(
                         rel, lines.get((name, tool["name"]), 0), 13 if (name, tool["name"]) in lines else 0
@@ -95,6 +106,8 @@ def parse_lock(text: str, rel: str) -> Lock:
             tools=tuple(sorted(tools, key=lambda t: t.name)),
             location=Location(rel, lines.get((name, None), 0), 5 if (name, None) in lines else 0),
         )
+    if edited:
+        raise InputErrors(tuple(edited))
     encoding = data.get("encoding")
     model, vectors = _vectors(data.get("vectors"))
     return Lock(

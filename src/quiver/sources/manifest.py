@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from quiver.errors import InputError, Position, UsageError
+from quiver.sources._json import load_json_fast
 from quiver.sources.files import MAX_LOCK_BYTES, read_text
 
 
@@ -24,6 +25,8 @@ def read_manifest(path: Path, shown: str | None = None) -> Any:  # Any: JSON as 
         return json.loads(text)
     except ValueError as exc:
         raise InputError(f"not JSON: {exc}", position=Position(where), hint="run `quiver compile` again") from None
+    except RecursionError:
+        return load_json_fast(text, where)  # raises the InputError naming where the nesting is too deep
 
 
 def is_manifest(data: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Protocol
 from quiver.errors import InputError, Position
 from quiver.model import JSON, Location, Server, Transport
 from quiver.sources._json import parse_json
-from quiver.sources.files import read_text
+from quiver.sources.files import inside, read_text
 
 # Discovery order: a later file's definition of the same server wins (see docs/decisions.md).
 CONFIG_FILES = (
@@ -62,7 +62,11 @@ def discover_configs(root: Path, extra: Iterable[str] = ()) -> list[str]:
     found = [rel for rel in CONFIG_FILES if (root / rel).is_file()]
     for entry in extra:
         if any(c in entry for c in "*?["):
-            matched = sorted(p.relative_to(root).as_posix() for p in root.glob(entry) if p.is_file())
+            matched = sorted(
+                p.relative_to(root).as_posix()
+                for p in root.glob(entry)
+                if p.is_file() and inside(root, p.relative_to(root))
+            )
         else:
             matched = [entry]  # a named file that is missing is an error when it is read
         found.extend(rel for rel in matched if rel not in found)

@@ -42,9 +42,9 @@ def read_shadow_log(path: Path) -> list[tuple[ShadowCall, str | None]]:
                 stamp = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
             agent = value.get("agent")
             calls.append((ShadowCall(str(session), tool, float(stamp)), str(agent) if agent is not None else None))
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:  # RecursionError: nested too deep
             raise InputError(
-                f"not a shadow log line ({type(exc).__name__}: {exc})",
+                f"not a shadow log line ({type(exc).__name__}: {str(exc)[:200]})",
                 position=where,
                 hint='each line: {"session": "...", "tool": "server/tool", "timestamp": 1750000000}',
             ) from None

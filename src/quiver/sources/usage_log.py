@@ -52,7 +52,7 @@ def _iter_file(file: Path) -> Iterator[dict[str, Any] | str]:
             where = f"{file}:{number}"
             try:
                 value = json.loads(raw)
-            except (UnicodeDecodeError, ValueError):
+            except (UnicodeDecodeError, ValueError, RecursionError):
                 yield f"{where}: not a JSON line (a write cut short?)"
                 continue
             if not isinstance(value, dict) or not isinstance(value.get("event"), str):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from quiver import __version__
 from quiver.model import Finding, LockedTool, finding_from_json
+from quiver.sources.files import MAX_LOCK_BYTES, read_bytes
 
 if TYPE_CHECKING:
     from quiver.lint.engine import LintContext
@@ -99,7 +100,7 @@ def project_key(ctx: LintContext) -> str:
     for rel in files:
         digest.update(rel.encode() + b"\0")
         try:
-            digest.update((project.root / rel).read_bytes())
+            digest.update(read_bytes(project.root / rel, limit=MAX_LOCK_BYTES))
         except OSError:
             digest.update(b"\1missing")
     key = digest.hexdigest()

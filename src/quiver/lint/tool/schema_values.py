@@ -40,14 +40,16 @@ def _default_problem(dialect: str, node: Mapping[str, JSON]) -> str | None:
     from jsonschema.exceptions import SchemaError, UnknownType, best_match
     from referencing.exceptions import Unresolvable
 
+    from quiver.regex_budget import PatternTimeout, bounded_class
+
     schema = {k: v for k, v in node.items() if k not in ("default", "$schema", "$id")}
-    validator = validator_class(dialect)(schema)
+    validator = bounded_class(validator_class(dialect))(schema)  # the lock's patterns come from upstream servers
     try:
         if validator.is_valid(node["default"]):
             return None
         return f"jsonschema says: {shown(best_match(validator.iter_errors(node['default'])).message, 200)}"
-    except (SchemaError, UnknownType, Unresolvable):
-        return None  # a schema jsonschema cannot apply: TOOL007/TOOL017 speak for it, not this rule
+    except (SchemaError, UnknownType, Unresolvable, PatternTimeout):
+        return None  # a schema jsonschema cannot apply (or a pattern too slow to match): no finding here
 
 
 def _has_ref(node: Mapping[str, JSON]) -> bool:
