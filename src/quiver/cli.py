@@ -115,6 +115,7 @@ def snapshot_command(
     from quiver.commands import snapshot as cmd
     from quiver.config import load_config
     from quiver.errors import UsageError
+    from quiver.extras import require
 
     root = _root(project)
     lock_rel = load_config(root).lock
@@ -123,6 +124,7 @@ def snapshot_command(
             raise UsageError("--import needs exactly one --server NAME", hint="name the server the tools belong to")
         click.echo(cmd.run_import(root, import_path, servers[0], lock_rel), err=True)
         return
+    require("serve", "`quiver snapshot` of live servers")  # MCP client; `--import` needs nothing more
     code, lines = cmd.run_live(root, servers, lock_rel, check=check, timeout_s=timeout)
     for line in lines:
         click.echo(line, err=True)
@@ -307,7 +309,9 @@ def serve_command(
     Every call goes through the durable execution ledger (idempotency keys, retries, approvals).
     """
     from quiver.commands.serve import run
+    from quiver.extras import require
 
+    require("serve", "`quiver serve`")
     code = run(
         manifest,
         http=http,
