@@ -68,8 +68,8 @@ def compile_command(
             sys.exit(1 if not result.errors else 2)
         click.echo(f"{len(result.outputs)} manifest file(s) up to date", err=True)
     else:
-        removed = cmd.write(root, result, out_dir)
-        for rel in removed:
+        done = cmd.write(root, result, out_dir)
+        for rel in done.removed:
             click.echo(f"removed: {rel}", err=True)
         if not result.resolved and not result.errors:
             click.echo(
@@ -81,7 +81,7 @@ def compile_command(
             cache = TokenCache(root / cmd.CACHE_FILE)
             rows = [(r, budget_of(r, cache)) for r in sorted(result.resolved, key=lambda r: r.agent.id)]
             click.echo(budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows), nl=False)
-        click.echo(f"wrote {len(result.outputs)} file(s) to {out_dir}/", err=True)
+        click.echo(done.summary(out_dir), err=True)
     if result.errors:
         sys.exit(2)
     if any(f.severity == "error" for f in result.findings):
