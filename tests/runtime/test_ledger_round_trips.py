@@ -1,6 +1,7 @@
-"""The PostgreSQL ledger costs at most two round trips to the database per call (issue 24): one statement
-claims the key and records the action up to `dispatching` with its first attempt, one records the outcome.
-Counted on the wire: every round trip ends with the server's ReadyForQuery, which libpq's trace shows."""
+"""What a call costs the ledger (issue 24). PostgreSQL: at most two round trips to the database, one
+statement claiming the key and recording the action up to `dispatching` with its first attempt, one the
+outcome; counted on the wire (every round trip ends with the server's ReadyForQuery, which libpq's trace
+shows). SQLite: two transactions of ten statements in all, counted by sqlite3's trace callback."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from _pg_server import PgServer, fresh_database, session_server
 
 from quiver.runtime.executor import LedgerExecutor
 from quiver.runtime.ledger_postgres import PostgresLedger
+from quiver.runtime.ledger_sqlite import SqliteLedger
 from quiver.runtime.protocol import CallRequest
 
 READ = {"side_effect": "read_only", "approval": "never", "timeout_ms": 5_000}
@@ -72,3 +74,28 @@ def test_a_read_call_and_a_keyed_write_each_take_two_round_trips(pg_url: str, tm
         CallRequest("notes", "add_note", {"n": n}, "cd" * 32, WRITE, "s", idempotency_key=f"key-{n}") for n in range(10)
     ]
     assert _round_trips(pg_url, tmp_path / "writes.trace", writes) == 2 * len(writes)
+
+
+def test_a_sqlite_call_is_two_transactions_of_ten_statements(tmp_path: Path) -> None:
+    store = SqliteLedger(tmp_path / "ledger.db")
+    statements: list[str] = []
+    try:
+        executor = LedgerExecutor(store)
+
+        async def run(batch: list[CallRequest]) -> None:
+            for request in batch:
+                assert (await executor.execute(request, _dispatch)).state == "succeeded"
+
+        anyio.run(run, [CallRequest("calc", "add", {"n": n}, "ab" * 32, READ, "warm") for n in range(3)])
+        store._conn.set_trace_callback(statements.append)
+        calls = [
+            CallRequest("notes", "add_note", {"n": n}, "cd" * 32, WRITE, "s", idempotency_key=f"key-{n}")
+            for n in range(10)
+        ]
+        anyio.run(run, calls)
+        store._conn.set_trace_callback(None)
+    finally:
+        store.close()
+    assert len(statements) == 10 * len(calls)
+    assert sum(s == "BEGIN IMMEDIATE" for s in statements) == 2 * len(calls)
+    assert sum(s == "COMMIT" for s in statements) == 2 * len(calls)
