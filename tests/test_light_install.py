@@ -97,3 +97,12 @@ def test_snapshot_import_needs_no_extra_and_keeps_the_vectors_the_lock_has(demo:
     assert len(kept) == len(before["purpose"]) - 2  # the time server's two old tools left; the rest stay
     assert all(before["purpose"][k] == v for k, v in kept.items())
     assert "1 tool(s) got no purpose vector" in done.stderr and "agent-quiver[semantic]" in done.stderr
+
+
+def test_a_postgresql_ledger_without_the_postgres_extra_exits_2_naming_it(demo: Path) -> None:
+    done = light("ledger", "list", "--ledger", "postgresql://quiver@127.0.0.1:1/ledger", cwd=demo)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "error: a PostgreSQL ledger needs the `postgres` extra, which is not installed (missing: psycopg) "
+        "(pip install 'agent-quiver[postgres]')"
+    )
