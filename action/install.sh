@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install quiver for the Action. QUIVER_INSTALL: "pinned" = agent-quiver at this action's own version (read
 # from the action's pyproject.toml, so `uses: ...@v0.1.0` runs quiver 0.1.0); "source" = this checkout;
-# anything else = a pip requirement. `install.sh --requirement` prints what would be installed.
+# anything else = a pip requirement. `install.sh --requirement` prints what would be installed. Lint and diff
+# need no extra: this is the light install (no MCP SDK, numpy or model; README, "What each install brings").
 set -euo pipefail
 
 action_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -15,7 +15,9 @@ Rows: DirectExecutor (no ledger) as the baseline, then each scenario on both sto
 * "pg inline": the PostgreSQL store with `offload=False` (statements run on the event loop's thread, as
   SQLite's do): the price of the default worker-thread hop, which keeps a gateway's event loop free
   while a statement waits on the network or on another replica's row lock.
-"added p50" is the ledger's p50 per-call latency minus DirectExecutor's.
+"added p50" is the ledger's p50 per-call latency minus DirectExecutor's. The last line counts the PostgreSQL
+store's round trips per call on the wire (ReadyForQuery messages in libpq's trace of one connection; the goal
+is at most two: one statement records the action up to `dispatching`, one its outcome).
 
 PostgreSQL is a throw-away server this script starts on the same machine (fsync on, unix socket and
 127.0.0.1; the binaries from /usr/lib/postgresql/*/bin; as the `postgres` user when run as root), so
@@ -126,6 +128,34 @@ def cells(calls: int, elapsed: float, latencies: list[float], baseline_p50: floa
     return f"{calls / elapsed:>9.0f} {p50 * 1e6:>7.0f} {p95 * 1e6:>7.0f} {added:>7}"
 
 
+def round_trips(url: str, calls: int = 200) -> float:
+    """Round trips per keyed call through the executor on one inline connection (libpq's trace)."""
+    store = PostgresLedger(url, pool_size=1, offload=False)
+    trace = Path(tempfile.mkdtemp()) / "libpq.trace"
+    try:
+        executor = LedgerExecutor(store)
+
+        async def run(tag: str, n: int) -> None:
+            for i in range(n):
+                await executor.execute(request(i, keyed=True, tag=tag), dispatch)
+
+        anyio.run(run, f"rt-warm-{time.time()}", 20)  # past psycopg's prepare threshold
+        (conn,) = store._pool._idle
+        fd = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        conn.pgconn.trace(fd)
+        try:
+            anyio.run(run, f"rt-{time.time()}", calls)
+        finally:
+            conn.pgconn.untrace()
+            os.close(fd)
+        lines = trace.read_text(encoding="utf-8", errors="replace").splitlines()
+        return sum(1 for line in lines if "\tB\t" in line and "ReadyForQuery" in line) / calls
+    finally:
+        store.close()
+        trace.unlink(missing_ok=True)
+        trace.parent.rmdir()
+
+
 def start_postgres() -> tuple[str, Callable[[], None]]:
     """The ledger tests' throw-away server (tests/runtime/_pg_server.py), durable this time."""
     import importlib.util
@@ -197,6 +227,8 @@ def main() -> None:
                     name = f"{options.processes} processes, one ledger, {label}, key"
                     total = calls * options.processes
                     print(f"{name:<40} {total:>6} | " + " | ".join(cells(total, *r, baseline) for r in row))
+        print(f"postgresql round trips per keyed call: {round_trips(url):.2f} (goal: at most 2)")
+        print(f"load average {os.getloadavg()[0]:.2f}")
     finally:
         stop()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QUIVER_NO_CACHE", "1")  # tests never leave caches in the source tree
+os.environ.setdefault("QUIVER_CHECK_OUTPUT", "1")  # every compile in the tests checks its output's schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 # The public corpus (real agents, tool snapshots, catalogs): QUIVER_CORPUS, else ../shared/corpus.

@@ -69,8 +69,8 @@ def compile_command(
             sys.exit(1 if not result.errors else 2)
         click.echo(f"{len(result.outputs)} manifest file(s) up to date", err=True)
     else:
-        removed = cmd.write(root, result, out_dir)
-        for rel in removed:
+        done = cmd.write(root, result, out_dir)
+        for rel in done.removed:
             click.echo(f"removed: {rel}", err=True)
         if not result.resolved and not result.errors:
             click.echo(
@@ -82,7 +82,7 @@ def compile_command(
             cache = TokenCache(root / cmd.CACHE_FILE)
             rows = [(r, budget_of(r, cache)) for r in sorted(result.resolved, key=lambda r: r.agent.id)]
             click.echo(budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows_of(rows)), nl=False)
-        click.echo(f"wrote {len(result.outputs)} file(s) to {out_dir}/", err=True)
+        click.echo(done.summary(out_dir), err=True)
     if result.errors:
         sys.exit(2)
     if any(f.severity == "error" for f in result.findings):
@@ -117,6 +117,7 @@ def snapshot_command(
     from quiver.commands import snapshot as cmd
     from quiver.config import load_config
     from quiver.errors import UsageError
+    from quiver.extras import require
 
     root = _root(project)
     lock_rel = load_config(root).lock
@@ -125,6 +126,7 @@ def snapshot_command(
             raise UsageError("--import needs exactly one --server NAME", hint="name the server the tools belong to")
         click.echo(cmd.run_import(root, import_path, servers[0], lock_rel), err=True)
         return
+    require("serve", "`quiver snapshot` of live servers")  # MCP client; `--import` needs nothing more
     code, lines = cmd.run_live(root, servers, lock_rel, check=check, timeout_s=timeout)
     for line in lines:
         click.echo(line, err=True)
@@ -330,7 +332,9 @@ def serve_command(
     Every call goes through the durable execution ledger (idempotency keys, retries, approvals).
     """
     from quiver.commands.serve import run
+    from quiver.extras import require
 
+    require("serve", "`quiver serve`")
     code = run(
         manifest,
         http=http,

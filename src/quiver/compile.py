@@ -162,6 +162,30 @@ SkillTokens = tuple[int, int]  # (up front, deferred)
 # A tool's execution policy by (server, tool sha256, server timeout): one per distinct tool in a run. The dicts
 # are shared by every manifest carrying the tool and never changed once built.
 Policies = dict[tuple[str, str, int | None], dict[str, JSON]]
+Definitions = dict[int, "Definition"]  # id of a locked tool's definition -> its manifest copy, per run
+
+
+class Definition(dict[str, JSON]):
+    """A locked tool's definition as manifests carry it: a plain mapping to every reader, whose JSON is
+    rendered once per run (`render_json`), however many manifests carry the tool (the definitions are
+    most of a manifest's bytes: 127,458 entries of 10,000 distinct tools in a 1,000-agent fleet)."""
+
+    __slots__ = ("_fragment",)
+    _fragment: object
+
+    def fragment(self) -> object:
+        """The definition's pretty JSON indented for its place in a manifest (`tools[i].definition`)."""
+        try:
+            return self._fragment
+        except AttributeError:
+            import orjson
+
+            text = orjson.dumps(dict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+            self._fragment = orjson.Fragment(text.replace(b"\n", b"\n" + b" " * _DEFINITION_INDENT))
+            return self._fragment
+
+
+_DEFINITION_INDENT = 6  # a manifest's tool entry is at depth 2: its keys, and so a definition's lines, at 6
 
 
 def tool_policy(item: ResolvedTool, timeout_ms: int | None, config: Config, lock: Lock | None) -> dict[str, JSON]:
@@ -187,8 +211,10 @@ def build_manifest(
     cache: TokenCache,
     lock: Lock | None = None,
     policies: Policies | None = None,
+    definitions: Definitions | None = None,
 ) -> dict[str, JSON]:
-    """One agent's manifest; `policies` shares the per-tool policies across the agents of a run."""
+    """One agent's manifest; `policies` and `definitions` share the per-tool policies and definitions
+    across the agents of a run."""
     agent = resolved.agent
     index = server_index(resolved)
     budget = budget_of(resolved, cache)
@@ -239,8 +265,11 @@ def build_manifest(
         return found
 
     gateway_entries: dict[tuple[str, int], dict[str, JSON]] = {}
+    shared = definitions if definitions is not None else {}
     for item in resolved.tools:
-        definition = item.tool.definition
+        definition = shared.get(id(item.tool.definition))
+        if definition is None:
+            definition = shared[id(item.tool.definition)] = Definition(item.tool.definition)
         distinct = (item.server, item.tool.sha256, timeouts[item.server])
         policy = memo.get(distinct)
         if policy is None:
@@ -418,8 +447,33 @@ def manifest_file(agent_id: str, suffix: str = ".json") -> str:
 
 
 def render_json(document: JSON) -> bytes:
-    """A manifest, index or host export as the bytes compile writes."""
-    return pretty_bytes(document)
+    """A manifest, index or host export as the bytes compile writes (`pretty_bytes`'s): a manifest's
+    `Definition`s are spliced in as rendered once (the same bytes, in about half the time)."""
+    try:
+        import orjson
+
+        options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+        return orjson.dumps(document, option=options | orjson.OPT_PASSTHROUGH_SUBCLASS, default=_plain)
+    except (ImportError, TypeError):
+        return pretty_bytes(document)
+
+
+def _plain(value: object) -> object:
+    """orjson's `default` with OPT_PASSTHROUGH_SUBCLASS: a Definition at a manifest's tool depth is its
+    fragment; any other subclass of a JSON type is serialised as that type."""
+    if isinstance(value, Definition):
+        return value.fragment()
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[str, JSON]:

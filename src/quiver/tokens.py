@@ -1,7 +1,10 @@
-"""Token counting (DESIGN §4): exact o200k_base counts from a vocabulary shipped in a wheel, offline.
+"""Token counting (DESIGN §4): exact o200k_base counts with tiktoken and a vocabulary shipped here, offline.
 
-Loading the vocabulary costs about half a second, so it happens lazily and only on a cache miss:
-lock files carry each tool's count, and other strings are cached by sha256 in `.quiver/cache`.
+The vocabulary is OpenAI's `o200k_base.tiktoken`, byte for byte (sha256 pinned below, the hash tiktoken
+itself pins), gzipped in `quiver/data/` and rebuilt from a pinned upstream artifact by
+`scripts/fetch-o200k.py` (licenses: THIRD-PARTY-NOTICES.md). Loading it costs about 0.3 s, so it happens
+lazily and only on a cache miss: lock files carry each tool's count, and other strings are cached by
+sha256 in `.quiver/cache`.
 """
 
 from __future__ import annotations
@@ -9,11 +12,29 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Protocol
 
+from quiver.errors import InputError
 from quiver.model import JSON
 
 ENCODING = "o200k_base"
+VOCABULARY = Path(__file__).with_name("data") / "o200k_base.tiktoken.gz"
+VOCABULARY_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"  # of the file unzipped
+# o200k_base's pre-tokenizer pattern and special tokens, as tiktoken_ext/openai_public.py defines them
+# (tests/test_tokens.py checks them against tiktoken's own definition).
+PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
 
 class TokenCounter(Protocol):
@@ -22,15 +43,38 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
-class _Quicktok:
-    def __init__(self) -> None:
-        import quicktok
+class VocabularyError(InputError):
+    """The packaged vocabulary is not the pinned file (a broken install): one line, exit 2."""
 
-        self._enc = quicktok.get_encoding(ENCODING)
-        self.name = f"{ENCODING} (quicktok {quicktok.__version__})"
+
+def mergeable_ranks() -> dict[bytes, int]:
+    """The o200k_base ranks from the packaged file, after checking its sha256."""
+    import binascii
+    import gzip
+    import hashlib
+
+    data = gzip.decompress(VOCABULARY.read_bytes())
+    if hashlib.sha256(data).hexdigest() != VOCABULARY_SHA256:
+        raise VocabularyError(
+            f"{VOCABULARY} is not the pinned o200k_base vocabulary",
+            hint="reinstall agent-quiver (`pip install --force-reinstall agent-quiver`)",
+        )
+    fields = data.split()  # `base64-token rank` lines, as tiktoken's load_tiktoken_bpe reads them
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
+
+
+class _Tiktoken:
+    name = f"{ENCODING} (tiktoken)"  # counts depend on the pinned vocabulary, not on tiktoken's version
+
+    def __init__(self) -> None:
+        import tiktoken
+
+        self._enc = tiktoken.Encoding(
+            ENCODING, pat_str=PATTERN, mergeable_ranks=mergeable_ranks(), special_tokens=SPECIAL_TOKENS
+        )
 
     def count(self, text: str) -> int:
-        return len(self._enc.encode(text))
+        return len(self._enc.encode_ordinary(text))  # special-token text counts as the text it is
 
 
 class _Estimate:
@@ -46,11 +90,11 @@ _COUNTER: TokenCounter | None = None
 
 
 def counter() -> TokenCounter:
-    """The exact counter when the tokenizer wheel is installed, else the estimate. Loaded once."""
+    """The exact counter when tiktoken is installed, else the estimate. Loaded once."""
     global _COUNTER
     if _COUNTER is None:
         try:
-            _COUNTER = _Quicktok()
+            _COUNTER = _Tiktoken()
         except ImportError:
             _COUNTER = _Estimate()
     return _COUNTER
@@ -59,12 +103,9 @@ def counter() -> TokenCounter:
 @functools.cache
 def encoder_name() -> str:
     """The encoder's name without loading its vocabulary."""
-    try:
-        from importlib.metadata import version
+    import importlib.util
 
-        return f"{ENCODING} (quicktok {version('quicktok-v1')})"
-    except Exception:
-        return _Estimate.name
+    return _Tiktoken.name if importlib.util.find_spec("tiktoken") is not None else _Estimate.name
 
 
 def compact(value: JSON) -> str:

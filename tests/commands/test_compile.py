@@ -26,6 +26,33 @@ def test_compile_writes_a_manifest_per_agent_and_an_index(demo: Path) -> None:
     assert [a["id"] for a in index["agents"]] == ["browser-tester", "ops", "release-notes", "researcher"]
 
 
+def test_a_repeat_compile_says_what_it_wrote_and_what_was_already_current(demo: Path) -> None:
+    assert run(demo, "compile", "-q")[2].strip().endswith("wrote 5 file(s) to build/quiver/")
+    code, _, err = run(demo, "compile", "-q")
+    assert code == 0 and err.strip() == "build/quiver/ is up to date: 5 file(s) unchanged, none written"
+    agent = demo / ".claude" / "agents" / "ops.md"
+    agent.write_text(agent.read_text(encoding="utf-8").replace("description:", "description: Changed.", 1))
+    code, _, err = run(demo, "compile", "-q")
+    assert err.strip() == "wrote 1 file(s) to build/quiver/ (4 unchanged)", err  # the index holds no description
+
+
+def test_without_quiver_check_output_a_cold_compile_checks_no_schema(demo: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from quiver.commands import compile as cmd; "
+        f"r = cmd.build(Path({str(demo)!r})); print(len(r.outputs), 'jsonschema' in sys.modules)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "QUIVER_CHECK_OUTPUT"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["5", "False"]
+    env["QUIVER_CHECK_OUTPUT"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["5", "True"]
+
+
 def test_compile_is_byte_identical_across_runs_and_copies(demo: Path, tmp_path: Path) -> None:
     run(demo, "compile")
     first = {p.name: p.read_bytes() for p in (demo / "build/quiver").iterdir()}

@@ -109,7 +109,7 @@ def test_an_agent_within_budget_is_checked_without_loading_the_tokenizer() -> No
     code = (
         "import sys; from pathlib import Path; from quiver.lint.run import run; "
         f"found = run(Path({str(root)!r}), select=['BUD']).findings; "
-        "print(len(found), 'quicktok' in sys.modules)"
+        "print(len(found), 'tiktoken' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "False"]

@@ -673,10 +673,10 @@ from quiver.project import load_project
 from quiver.resolve import resolve_project
 project = load_project(Path({str(tmp_path)!r}))
 ctx = LintContext(project, tuple(resolve_project(project)))
-before = {{m for m in ("jsonschema", "quicktok") if m in sys.modules}}
+before = {{m for m in ("jsonschema", "tiktoken") if m in sys.modules}}
 for prefix in ("TOOL", "SEC", "BUD"):
     list(run_checks(ctx, rules_of(prefix)))
-print(sorted({{m for m in ("jsonschema", "quicktok") if m in sys.modules}} - before))
+print(sorted({{m for m in ("jsonschema", "tiktoken") if m in sys.modules}} - before))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

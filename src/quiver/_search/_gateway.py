@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from quiver._search._scope import with_examples
 from quiver.errors import QuiverError
+from quiver.extras import note_semantic_once
 from quiver.search import SearchDoc, SearchIndex, build_index, docs_from_tools
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ def manifest_docs(manifest: Manifest) -> list[SearchDoc]:
 def gateway_index(manifest: Manifest, setup: SearchSetup) -> SearchIndex:
     """The index of the manifest's tools; with the embedding on, the model is loaded and run once here."""
     docs = with_examples(manifest_docs(manifest), setup.examples)
+    if setup.semantic:
+        note_semantic_once()  # without the `semantic` extra: one note on stderr, then words alone
     try:
         index = build_index(docs, semantic=setup.semantic, root=setup.root)
         if index.semantic:

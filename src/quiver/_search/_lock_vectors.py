@@ -17,6 +17,7 @@ from pathlib import Path
 from quiver._search._embed_id import DIM, MODEL_ID
 from quiver._search._similar import purpose_text
 from quiver._search._vectors import Vector, VectorCache, text_key
+from quiver.extras import install_hint, note_once
 from quiver.model import Lock
 from quiver.search import semantic_available
 from quiver.sources.lock import ServerCatalog
@@ -50,17 +51,20 @@ def lock_vectors(
 ) -> tuple[str, dict[str, str]] | None:
     """What `render_lock` records: (model id, packed vector per purpose text key) for every tool of `catalogs`.
 
-    Reuses the old lock's vectors and the vector cache; encodes the rest. None without the model."""
-    if not semantic_available():
-        return None
+    Reuses the old lock's vectors and the vector cache; encodes the rest. Without the model (the light
+    install) nothing is encoded: the vectors the old lock or the cache has are kept, the other tools get
+    none (one note on stderr), and a lock that had none still gets none (None)."""
+    encodes = semantic_available()
     texts = catalog_purposes(catalogs)
     known = dict(old.vectors) if old is not None and old.vector_model == MODEL_ID else {}
+    if not encodes and not known:
+        return None
     todo = [t for t in texts if text_key(t) not in known]
     if todo:
         cache = VectorCache(root)
         missing = cache.missing(todo)
         encoder = None
-        if missing:
+        if missing and encodes:
             from quiver._search._embed import encode
 
             encoder = encode
@@ -69,7 +73,15 @@ def lock_vectors(
                 known[text_key(text)] = pack(vector)
         cache.save()
     wanted = {text_key(t) for t in texts}
-    return MODEL_ID, {k: v for k, v in known.items() if k in wanted}
+    kept = {k: v for k, v in known.items() if k in wanted}
+    if not encodes and len(kept) < len(wanted):
+        note_once(
+            "lock-vectors",
+            f"note: {len(wanted) - len(kept)} tool(s) got no purpose vector in the lock, so the ROUTE pair rules "
+            "compare them by their words (the `semantic` extra encodes them: "
+            f"{install_hint('semantic')}, then `quiver snapshot` again)",
+        )
+    return MODEL_ID, kept
 
 
 def recorded(lock: Lock | None, texts: Sequence[str]) -> list[Vector | None]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from quiver._search._similar import purpose_text
 from quiver._search._vectors import Vector, VectorCache
+from quiver.extras import note_semantic_once
 from quiver.search import (
     SearchDoc,
     SearchIndex,
@@ -73,8 +74,12 @@ def semantic_for(project: Project, lexical: bool = False) -> bool:
 
 
 def project_index(project: Project, docs: Iterable[SearchDoc], *, lexical: bool = False) -> SearchIndex:
-    """The index for `docs` as the project's config asks: semantic unless `lexical` or `search = "lexical"`."""
-    return build_index(docs, semantic=semantic_for(project, lexical), root=project.root)
+    """The index for `docs` as the project's config asks: semantic unless `lexical` or `search = "lexical"`
+    (without the `semantic` extra, lexical with one note on stderr)."""
+    semantic = semantic_for(project, lexical)
+    if semantic:
+        note_semantic_once()
+    return build_index(docs, semantic=semantic, root=project.root)
 
 
 def purpose_vectors(project: Project, docs: Sequence[SearchDoc]) -> list[Vector | None] | None:

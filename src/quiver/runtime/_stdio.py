@@ -39,6 +39,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
 from quiver.runtime._read_stream import ReadStreamBase
+from quiver.runtime._sdk import stream_loops
 from quiver.runtime._stdio_calls import DirectCalls, DirectGateway, enabled
 
 __all__ = ["serve", "stdio_streams", "usable"]
@@ -278,12 +279,12 @@ async def serve(
     relays every later message through a task and a memory stream so that request can be replayed. Our
     read stream can show the first request without consuming it, so this makes the same choice and
     hands the stream itself to the era's loop: two event-loop turns less per message. Falls back to
-    `server.run` when the SDK's loops are not where 2.3 has them. With `gateway`, the tools/call lines
-    `_stdio_calls` accepts are answered beside the SDK.
+    `server.run` when the SDK's loops are not as 2.3 has them (`_sdk.stream_loops`: gone, renamed or
+    called differently). With `gateway`, the tools/call lines `_stdio_calls` accepts are answered beside
+    the SDK.
     """
-    try:
-        from mcp.server.runner import _has_modern_envelope, _serve_legacy_stream, _serve_modern_stream
-    except ImportError:
+    loops = stream_loops()
+    if loops is None:
         await server.run(read_stream, write_stream, init)
         return
     async with server.lifespan(server) as state:
@@ -291,12 +292,12 @@ async def serve(
         read_stream._lines.direct = write_stream.direct = direct
         try:
             opening = await read_stream.first_request()
-            if opening is not None and opening.method != "initialize" and _has_modern_envelope(opening.params):
-                await _serve_modern_stream(
+            if opening is not None and opening.method != "initialize" and loops.has_modern_envelope(opening.params):
+                await loops.serve_modern_stream(
                     server, read_stream, write_stream, lifespan_state=state, raise_exceptions=False
                 )
             else:
-                await _serve_legacy_stream(
+                await loops.serve_legacy_stream(
                     server,
                     read_stream,
                     write_stream,

@@ -69,6 +69,9 @@ def parse_ledger(value: str, root: Path) -> LedgerTarget:
     if "://" in value:
         scheme, _, rest = value.partition("://")
         if scheme.lower() in POSTGRES_SCHEMES:
+            from quiver.extras import require
+
+            require("postgres", "a PostgreSQL ledger")  # one line naming the extra, not psycopg's ImportError
             from quiver.runtime.ledger_postgres import normalize_url
 
             return LedgerTarget("postgresql", normalize_url(value))

@@ -103,7 +103,7 @@ __all__ = [  # with names moved to `ledger_postgres_*`, so they import from here
 ]  # fmt: skip
 
 DEFAULT_LEASE_MARGIN_S: Final = 30.0
-DEFAULT_POOL_SIZE: Final = 4
+DEFAULT_POOL_SIZE: Final = 8  # connections per gateway: eight calls in flight commit together (bench/gateway.py c=8)
 _T = TypeVar("_T")
 
 

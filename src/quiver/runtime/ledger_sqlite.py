@@ -61,15 +61,12 @@ _ACTION_COLUMNS = (
 # an attempt written `in_flight` before dispatch gets its ending (the start stays)
 _ATTEMPT_ENDING = ", ".join(f"{c} = excluded.{c}" for c in ("ended_at", "outcome", "error_type", "error"))
 _SELECT = f"SELECT {', '.join(_ACTION_COLUMNS)} FROM actions"
-_SELECT_COUNTED = f"SELECT {', '.join(_ACTION_COLUMNS)}, event_count FROM actions"
 _INSERT_ACTION = (
     f"INSERT INTO actions ({', '.join(_ACTION_COLUMNS)}, event_count)"
     f" VALUES ({', '.join('?' * (len(_ACTION_COLUMNS) + 1))}) ON CONFLICT (idempotency_key) DO NOTHING"
 )
 _STATE = _ACTION_COLUMNS.index("state")
-_UPDATED_AT = _ACTION_COLUMNS.index("updated_at")
-_COLUMN_INDEX = {name: i for i, name in enumerate(_ACTION_COLUMNS)}
-_SELECT_FOR_MOVE = f"{_SELECT_COUNTED} WHERE id = ?"
+_SELECT_BY_ID = f"{_SELECT} WHERE id = ?"
 _SELECT_BY_KEY = f"{_SELECT} WHERE idempotency_key = ?"
 _INSERT_ATTEMPT = (
     "INSERT INTO attempts (action_id, number, started_at, ended_at, outcome, error_type, error)"
@@ -78,7 +75,6 @@ _INSERT_ATTEMPT = (
 _columns_of = operator.attrgetter(*_ACTION_COLUMNS)  # Action's fields, in this order (see _action)
 _INSERT_EVENTS = "INSERT INTO events (action_id, seq, at, from_state, to_state, detail) VALUES "
 _EVENT_VALUES = "(?, ?, ?, ?, ?, ?)"
-_INSERT_EVENT = _INSERT_EVENTS + _EVENT_VALUES
 _MIGRATIONS = {  # from version N to N + 1
     1: (
         "ALTER TABLE actions ADD COLUMN event_count INTEGER NOT NULL DEFAULT 1",
@@ -400,21 +396,17 @@ class SqliteLedger:
         fields: Mapping[str, JSON],
         attempt: Attempt | None = None,
     ) -> Action:
-        row = db.execute(_SELECT_FOR_MOVE, (action_id,)).fetchone()
-        if row is None:
-            raise UnknownAction(action_id)
-        moved = list(row)  # the read is under the write lock (BEGIN IMMEDIATE)
-        seq, from_state = moved.pop() + 1, moved[_STATE]
-        if from_state not in from_states:
-            raise StateConflict(_action(moved), from_states)
+        # Under the write lock (BEGIN IMMEDIATE): the event is written from the row itself, only when its state
+        # is one of `from_states` (its seq and from_state are the row's), then the row moves and comes back.
+        if not db.execute(_move_event_sql(len(from_states)), (at, to_state, detail, action_id, *from_states)).rowcount:
+            row = db.execute(_SELECT_BY_ID, (action_id,)).fetchone()
+            if row is None:
+                raise UnknownAction(action_id)
+            raise StateConflict(_action(row), from_states)
         names = tuple(sorted(fields))
-        db.execute(_update_sql(names), (to_state, at, seq, *(fields[name] for name in names), action_id))
-        db.execute(_INSERT_EVENT, (action_id, seq, at, from_state, to_state, detail))
+        moved = db.execute(_update_sql(names), (to_state, at, *(fields[name] for name in names), action_id)).fetchone()
         if attempt is not None:
             self._insert_attempt(db, attempt)
-        moved[_STATE], moved[_UPDATED_AT] = to_state, at
-        for name in names:
-            moved[_COLUMN_INDEX[name]] = fields[name]
         return _action(moved)
 
     @staticmethod
@@ -522,6 +514,17 @@ def _creation(then: tuple[State, ...]) -> tuple[str, tuple[tuple[int, tuple[Stat
 
 @functools.cache
 def _update_sql(names: tuple[str, ...]) -> str:
-    """The UPDATE of a move that also sets `names` (checked against MUTABLE_FIELDS by the caller)."""
-    sets = ", ".join(["state = ?", "updated_at = ?", "event_count = ?", *(f"{name} = ?" for name in names)])
-    return f"UPDATE actions SET {sets} WHERE id = ?"
+    """The UPDATE of a move that also sets `names` (checked against MUTABLE_FIELDS by the caller), returning
+    the moved row."""
+    sets = ", ".join(["state = ?", "updated_at = ?", "event_count = event_count + 1", *(f"{n} = ?" for n in names)])
+    return f"UPDATE actions SET {sets} WHERE id = ? RETURNING {', '.join(_ACTION_COLUMNS)}"
+
+
+@functools.cache
+def _move_event_sql(from_states: int) -> str:
+    """The event of a move, inserted from the action's row when its state is one of `from_states` (count)."""
+    return (
+        "INSERT INTO events (action_id, seq, at, from_state, to_state, detail)"
+        " SELECT id, event_count + 1, ?, state, ?, ? FROM actions"
+        f" WHERE id = ? AND state IN ({', '.join('?' * from_states)})"
+    )

@@ -12,13 +12,13 @@ import anyio
 import mcp.types as types
 from mcp import ClientSession
 from mcp.client.session import IncomingMessage
-from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from quiver.model import JSON
 from quiver.runtime._read_stream import ReadStreamBase
 
 if TYPE_CHECKING:
+    from quiver.runtime._sdk import ReadStream
     from quiver.runtime.upstream_stdio import DirectCalls
 
 logger = logging.getLogger("quiver.runtime.upstream")  # the name its records had before the split

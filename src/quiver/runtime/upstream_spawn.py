@@ -8,11 +8,12 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TextIO
-
-from mcp.client._transport import TransportStreams
+from typing import TYPE_CHECKING, Any, TextIO
 
 from quiver.runtime._guard import guarded
+
+if TYPE_CHECKING:
+    from quiver.runtime._sdk import TransportStreams
 
 
 @asynccontextmanager

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from mcp import ClientSession
-    from mcp.client._transport import TransportStreams
     from mcp.client.session import IncomingMessage
+
+    from quiver.runtime._sdk import TransportStreams
 
     _Connect = Callable[[], AbstractAsyncContextManager[TransportStreams]]
 

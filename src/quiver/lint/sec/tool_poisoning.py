@@ -8,14 +8,16 @@ configs; agent descriptions. The patterns live in `lint/support/injection.py`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support import injection as inj
+from quiver.lint.support.cache import ToolScanCache
 from quiver.lint.support.text import Text, project_texts, server_texts, shown, tool_texts
-from quiver.model import Finding, Lock
+from quiver.model import Finding, Lock, LockedTool
 
 _LISTED = 5
 
@@ -24,31 +26,35 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     lock = ctx.project.lock
     catalog = _distinctive_names(lock)
     if lock is not None:
+        scans = ToolScanCache(ctx.project.root)  # a warm run reads each unchanged tool's scan, not its texts
         for name in sorted(lock.servers):
             server = lock.servers[name]
             own = {t.name for t in server.tools}
             for text in server_texts(server):
                 yield from _text(text, catalog, own)
             for tool in server.tools:
-                texts = list(tool_texts(tool))
-                if _suspect("\n".join(t.value for t in texts), catalog, own):
-                    for text in texts:
+                hit, names = scans.scan(tool, functools.partial(_scan, tool))
+                if hit or (catalog and (catalog.keys() & set(names)) - own):
+                    for text in tool_texts(tool):
                         yield from _text(text, catalog, own)
+        scans.save()
     for text in project_texts(ctx.project):
         locked = lock.servers.get(text.server) if lock is not None and text.server is not None else None
         own = {t.name for t in locked.tools} if locked is not None else set()
         yield from _text(text, catalog if text.server else {}, own)
 
 
-def _suspect(joined: str, catalog: Mapping[str, set[str]], own: set[str]) -> bool:
-    """Whether any of a tool's texts (joined by newlines) can give a finding: one pass for the clean majority.
+def _scan(tool: LockedTool) -> tuple[bool, list[str]]:
+    """One pass over a tool's texts joined by newlines, for the clean majority: whether a pattern matches or
+    an invisible character is there, and the distinctive identifiers mentioned (the catalog's names are all
+    distinctive). A tool can give a finding only when it matches or names another server's tool.
 
     No pattern crosses a newline in a way that matters here, so a text that matches alone also matches
     inside the joined string; the converse need not hold, which only costs a second, per-text look.
     """
-    if inj.invisible(joined) or next(inj.scan(joined), None) is not None:
-        return True
-    return bool(catalog) and bool((inj.identifiers(joined) & catalog.keys()) - own)
+    joined = "\n".join(t.value for t in tool_texts(tool))
+    hit = bool(inj.invisible(joined)) or next(inj.scan(joined), None) is not None
+    return hit, sorted(n for n in inj.identifiers(joined) if inj.distinctive(n))
 
 
 def _distinctive_names(lock: Lock | None) -> dict[str, set[str]]:

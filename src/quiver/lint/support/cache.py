@@ -1,6 +1,7 @@
 """Result caches for lint checks (shared helpers; no rules here).
 
 `ToolCheckCache`: per-tool checks whose outcome depends only on the tool's definition (lint/tool/schema.py).
+`ToolScanCache`: per tool, what the SEC text scan saw in its texts (lint/sec/tool_poisoning.py).
 `cached_check`: whole-project checks reused while no input file changed (lint/route/).
 
 Keyed by server, tool sha256 and quiver's version, stored in `.quiver/cache/` (git-ignored;
@@ -75,6 +76,46 @@ class ToolCheckCache:
             write_cache(self.path, text + "\n")
         except OSError:
             return  # a cache that cannot be written only costs time
+
+
+SCAN_CACHE_FILE = ".quiver/cache/tool-scans.json"
+
+
+class ToolScanCache:
+    """Per tool (server, sha256, quiver's version): whether its joined texts match an injection pattern or hold
+    invisible characters, and the distinctive identifiers they mention (the cross-tool check's input, which
+    also depends on the rest of the catalog, so the names are kept, not a verdict)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / SCAN_CACHE_FILE
+        self.dirty = False
+        self.entries: dict[str, list[object]] = {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("version") == __version__ and isinstance(data.get("entries"), dict):
+                self.entries = data["entries"]
+        except (OSError, ValueError, TypeError, AttributeError):
+            self.entries = {}
+
+    def scan(self, tool: LockedTool, compute: Callable[[], tuple[bool, list[str]]]) -> tuple[bool, list[str]]:
+        key = f"{tool.server}\x1f{tool.sha256}"
+        cached = self.entries.get(key)
+        if isinstance(cached, list) and len(cached) == 2 and isinstance(cached[1], list):
+            return bool(cached[0]), [str(n) for n in cached[1]]
+        hit, names = compute()
+        self.entries[key] = [int(hit), names]
+        self.dirty = True
+        return hit, names
+
+    def save(self) -> None:
+        if not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
+            return
+        from quiver.sources.files import write_cache
+
+        text = json.dumps({"version": __version__, "entries": self.entries}, sort_keys=True, separators=(",", ":"))
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+            write_cache(self.path, text + "\n")
+        self.dirty = False
 
 
 PROJECT_CACHE_FILE = ".quiver/cache/project-checks.json"
