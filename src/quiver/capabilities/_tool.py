@@ -146,10 +146,13 @@ def _url_param(seen: _Seen) -> str | None:
 
 
 def _path_param(seen: _Seen) -> str | None:
-    if _remote_repo(seen) or _url_param(seen):
+    """A parameter naming a local file the tool reads (in a browser, `path` is a URL's or a cookie's)."""
+    if _remote_repo(seen) or _url_param(seen) or _browser(seen):
         return None
     for name in seen.params:
-        if name in w.PATH_PARAMS or name.endswith(("path", "paths", "dir", "filename")):
+        if name in w.OUTPUT_PARAMS:
+            continue
+        if name in w.PATH_PARAMS or name.endswith(("path", "paths", "dir")):
             return seen.shown[name]
     return None
 
@@ -423,7 +426,7 @@ def _d_overwrite(seen: _Seen) -> tuple[str, str] | None:
     match = w.OVERWRITE_PHRASES.search(seen.text)
     if match:
         return "description", f"description: “{match.group(0)}”"
-    param = _path_param(seen) or ("filename" if "filename" in seen.params else None)
+    param = _path_param(seen) or next((seen.shown[n] for n in seen.params if n in w.OUTPUT_PARAMS), None)
     if param and seen.verb in w.EDIT_VERBS:
         return "parameters", f"verb `{seen.verb}` on `{param}`: it rewrites a file in place"
     return None
@@ -432,7 +435,7 @@ def _d_overwrite(seen: _Seen) -> tuple[str, str] | None:
 _Rule = Callable[[_Seen], tuple[str, str] | None]
 _RULES: tuple[tuple[Label, tuple[_Rule, ...]], ...] = (
     ("untrusted_input", (_u_annotation, _runs("untrusted input"), _u_url, _u_web, _u_browser, _u_third_party)),
-    ("private_data", (_runs("private data"), _page_code, _p_upload, _p_local, _p_machine, _p_account)),
+    ("private_data", (_runs("private data"), _page_code, _p_upload, _p_machine, _p_local, _p_account)),
     ("exfiltration", (_runs("exfiltration"), _page_code, _x_upload, _x_url, _x_browser, _x_post)),
     ("destructive", (_d_annotation, _runs("destructive"), _d_name, _d_method, _d_overwrite)),
 )

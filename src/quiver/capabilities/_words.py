@@ -126,10 +126,11 @@ URL_PARAMS = _set(
     "url urls uri uris href link endpoint webhook webhookurl website site siteurl sitemapurl baseurl targeturl"
 )
 PATH_PARAMS = _set(
-    "path paths filepath filename filenames file files repopath directory dir folder inputpath inputpaths "
-    "outputpath outputdir fileabsolutepath file1path file2path source destination sourcepath destpath "
-    "workdir cwd"
+    "path paths filepath repopath directory dir folder inputpath inputpaths fileabsolutepath file1path file2path "
+    "source sourcepath workdir cwd file files"
 )
+# Where a tool writes its output: not a file it reads (`filename` of a screenshot, `outputDir`).
+OUTPUT_PARAMS = _set("filename filenames outputpath outputdir outputfile destination destpath savepath out")
 TEXT_PARAMS = _set(
     "body content contents text message commitmessage committitle comment description title note summary "
     "subject html markdown rationale custominstructions instructions inputs reason caption"
