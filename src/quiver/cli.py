@@ -93,11 +93,12 @@ def compile_command(
 @click.argument("agent")
 @click.argument("tool", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def explain_command(project: Path, agent: str, tool: str | None, fmt: str) -> None:
+@click.option("--flows", is_flag=True, help="The agent's toxic flows and each tool's capability labels, with reasons.")
+def explain_command(project: Path, agent: str, tool: str | None, fmt: str, flows: bool) -> None:
     """Why each tool of AGENT is preloaded or deferred, with the file:line that decided."""
     from quiver.commands.explain import run
 
-    click.echo(run(_root(project), agent, tool, fmt), nl=False)
+    click.echo(run(_root(project), agent, tool, fmt, flows=flows), nl=False)
 
 
 @cli.command("snapshot")

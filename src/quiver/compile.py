@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from quiver import __version__
+from quiver.capabilities.flows import agent_flows, manifest_flows, tool_labels
+from quiver.capabilities.overrides import Classifier
 from quiver.config import Config
 from quiver.errors import ConfigError, Position
 from quiver.jsonout import pretty_bytes
@@ -132,9 +134,15 @@ def build_manifest(
     cache: TokenCache,
     lock: Lock | None = None,
     policies: Policies | None = None,
+    classifier: Classifier | None = None,
 ) -> dict[str, JSON]:
-    """One agent's manifest; `policies` shares the per-tool policies across the agents of a run."""
+    """One agent's manifest; `policies` shares the per-tool policies across the agents of a run, `classifier`
+    the tools' capability labels (quiver.capabilities)."""
     agent = resolved.agent
+    if classifier is None:
+        classifier = Classifier(config, lock, {s.name: s for s in resolved.servers})
+    flows = agent_flows(resolved, classifier)
+    labels = tool_labels(flows)
     index = server_index(resolved)
     budget = budget_of(resolved, cache, index)
     pins: dict[str, list[str]] = {}  # server -> its carried tools' pins, in tool order
@@ -189,6 +197,7 @@ def build_manifest(
                 "names": dict(item.names),
                 "named": item.named,
                 "side_effect": policy["side_effect"],
+                "capabilities": labels.get(f"{item.server}/{item.tool.name}", []),
                 "policy": policy,
                 "sha256": item.tool.sha256,
                 "tokens": tool_tokens(item, cache),
@@ -226,6 +235,7 @@ def build_manifest(
         "meta_tools": [str(t["name"]) for t in META_TOOLS] if budget.deferred_tools else [],
         "server_index": index,
         "budget": budget.to_json(),
+        "flows": manifest_flows(flows, enforce=config.flows_enforce),
     }
     return manifest
 

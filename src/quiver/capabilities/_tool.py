@@ -295,6 +295,8 @@ def _u_third_party(seen: _Seen) -> tuple[str, str] | None:
     nouns = sorted(seen.head_words & w.THIRD_PARTY_NOUNS)
     if nouns:
         return "name", f"it reads {', '.join(f'`{n}`' for n in nouns[:3])}: text other people write"
+    if seen.name_words and seen.name_words[-1] == "code":  # `search_code`, not `get_code_scanning_alert`
+        return "name", "it reads `code`: code other people write"
     if _remote_repo(seen) and set(seen.name_words) & {"file", "files", "contents", "content", "code"}:
         return "parameters", "it reads files of a repository anyone may have written (`owner`, `repo`)"
     return None
@@ -415,7 +417,7 @@ def _d_method(seen: _Seen) -> tuple[str, str] | None:
     for name, schema in seen.params.items():
         if schema.get("type") == "boolean" and name in w.TRASH_PARAMS:
             return "parameters", f"parameter `{seen.shown[name]}`: it can move things to the trash"
-        if name.startswith(("replace", "overwrite")):
+        if name.startswith("overwrite") or (name.startswith("replace") and schema.get("type") != "boolean"):
             return "parameters", f"parameter `{seen.shown[name]}`: it replaces existing content"
     return None
 
@@ -434,7 +436,7 @@ def _d_overwrite(seen: _Seen) -> tuple[str, str] | None:
 
 _Rule = Callable[[_Seen], tuple[str, str] | None]
 _RULES: tuple[tuple[Label, tuple[_Rule, ...]], ...] = (
-    ("untrusted_input", (_u_annotation, _runs("untrusted input"), _u_url, _u_web, _u_browser, _u_third_party)),
+    ("untrusted_input", (_u_annotation, _runs("untrusted input"), _u_url, _u_third_party, _u_web, _u_browser)),
     ("private_data", (_runs("private data"), _page_code, _p_upload, _p_machine, _p_local, _p_account)),
     ("exfiltration", (_runs("exfiltration"), _page_code, _x_upload, _x_url, _x_browser, _x_post)),
     ("destructive", (_d_annotation, _runs("destructive"), _d_name, _d_method, _d_overwrite)),

@@ -57,8 +57,8 @@ THIRD_PARTY_NOUNS = _set(
     "issue issues pullrequest pullrequests pr prs comment comments discussion discussions review reviews "
     "commit commits release releases message messages email emails mail inbox thread threads post posts "
     "story stories submission submissions transcript transcripts article articles wikipedia paper papers "
-    "abstract abstracts documentation docs listing listings notification notifications gist gists tweet "
-    "tweets feed feeds news forum video videos code advisory advisories"
+    "abstract abstracts documentation docs listings notification notifications gist gists tweet "
+    "tweets feed feeds news forum video videos advisory advisories"
 )
 # A name ending in one of these returns facts about the noun before it, not its text (`list_issue_fields`).
 META_NOUNS = _set(

@@ -22,12 +22,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from quiver.capabilities.model import FLOW_LABELS, LABELS, Capabilities, Label
+from quiver.capabilities.model import FLOW_LABELS, LABELS, SHOWN, Capabilities, Label
 from quiver.capabilities.overrides import Classifier
-from quiver.model import Agent, Location
+from quiver.model import JSON, Agent, Location
 from quiver.references import CLAUDE_MCP_PREFIX
 from quiver.resolve import ResolvedAgent
 
+LISTED = 3  # tools named in a sentence before "and N more"
+_HYPHENATED = {label: SHOWN[label].replace(" ", "-") for label in SHOWN}
 FlowKind = Literal["toxic", "destructive"]
 KIND_LABELS: dict[FlowKind, tuple[Label, ...]] = {
     "toxic": FLOW_LABELS,
@@ -147,3 +149,82 @@ def entry_of(agent: Agent, server: str, tool: str) -> Location:
         if rank and (best is None or rank > best[0]):
             best = (rank, ref.location)
     return best[1] if best is not None else fallback
+
+
+# ------------------------------------------------------------------ what would break a flow (lint and explain)
+
+
+def names_text(items: Sequence[Carried]) -> str:
+    """`a`, `b`, `c` and N more."""
+    shown = ", ".join(f"`{c.name}`" for c in items[:LISTED])
+    return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
+
+
+def cut_text(flows: AgentFlows, flow: Flow) -> str:
+    """How to break the flow by dropping tools: the label the agent has fewest tools of."""
+    label, items = flow.cut, flow.tools[flow.cut]
+    kind = _HYPHENATED[label]
+    entries = {c.entry for c in items}
+    written = {ref.location: ref.text for ref in flows.agent.tools or ()}
+    if len(items) == 1 and items[0].name == "*" and items[0].builtin:
+        return (
+            "set `tools` to the built-ins it needs"
+            if flows.agent.tools is None
+            else "replace `*` by the tools it needs"
+        )
+    if len(items) == 1:
+        return f"drop `{items[0].name}` (its only {kind} tool)"
+    if len(entries) == 1 and (entry := written.get(next(iter(entries)))) is not None and entry != items[0].name:
+        return f"narrow `{entry}`, which brings all {len(items)} of its {kind} tools ({names_text(items)})"
+    return f"drop its {len(items)} {kind} tools ({names_text(items)})"
+
+
+def approval_text(flow: Flow) -> str:
+    """How to break the flow by approving the sinks (the tools that send out or destroy)."""
+    label: Label = "exfiltration" if flow.kind == "toxic" else "destructive"
+    cut = flow.cut
+    sinks = flow.tools[label]
+    served = [c for c in sinks if not c.builtin]
+    if not served:
+        them = ("it" if len(sinks) == 1 else "them") if cut == label else names_text(sinks)
+        return f"have the host confirm {them} before each call"
+    if cut == label:
+        what = "it" if len(sinks) == 1 else "them" if len(served) == len(sinks) else f"the {len(served)} MCP ones"
+    elif len(served) == 1:
+        what = f"`{served[0].name}`"
+    else:
+        what = f"its {len(served)} {_HYPHENATED[label]} tools"
+    return f'require approval on {what} (`approval = "always"`, or `[flows] enforce = true` for `quiver serve`)'
+
+
+def shell_text(flows: AgentFlows, flow: Flow) -> str:
+    """What gives a flow through a shell its way: the built-in that runs anything."""
+    shells = [c for label in flow.labels for c in flow.tools[label] if c.runs_anything]
+    if not shells:
+        return ""
+    if flows.agent.tools is None:
+        return "`tools` is unset, so it has every built-in, a shell included"
+    return f"built-in `{shells[0].name}` runs any command"
+
+
+# ------------------------------------------------------------------ the manifest's part
+
+
+def manifest_flows(flows: AgentFlows, *, enforce: bool) -> dict[str, JSON]:
+    """The manifest's `flows`: whether `quiver serve` enforces them, and each flow with its witnesses."""
+    return {
+        "enforce": enforce,
+        "found": [
+            {
+                "kind": flow.kind,
+                "through_shell": flow.through_shell,
+                "witness": {label: flow.witness[label].name for label in flow.labels},
+            }
+            for flow in flows.flows
+        ],
+    }
+
+
+def tool_labels(flows: AgentFlows) -> dict[str, list[str]]:
+    """`server/tool` -> its labels, for the manifest's tool entries (built-ins are listed apart)."""
+    return {c.name: list(c.capabilities.labels) for c in flows.carried if not c.builtin}

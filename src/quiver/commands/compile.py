@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quiver.capabilities.overrides import Classifier
 from quiver.compile import CheckUnit, CheckUnits, Policies, build_index, build_manifest, render_json
 from quiver.errors import QuiverError
 from quiver.findings.order import sort_findings
@@ -66,10 +67,11 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     outputs: dict[str, bytes] = {}
     manifests = {}
     policies: Policies = {}
+    classifier = Classifier(project.config, project.lock, project.servers)
     checks = CheckUnits()
     for item in resolved:
         progress.advance()
-        manifest = build_manifest(item, project.config, cache, project.lock, policies)
+        manifest = build_manifest(item, project.config, cache, project.lock, policies, classifier)
         outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
         for host in emit_hosts:
             outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host, cache))

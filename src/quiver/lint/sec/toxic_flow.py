@@ -5,18 +5,14 @@ that brings in the tools to drop, and says what would break the flow."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
-from quiver.capabilities import SHOWN, Label
-from quiver.capabilities.flows import AgentFlows, Carried, Flow, agent_flows
+from quiver.capabilities.flows import AgentFlows, Carried, Flow, agent_flows, approval_text, cut_text, shell_text
 from quiver.capabilities.overrides import Classifier
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.model import Finding
-
-LISTED = 3  # tools named in a hint before "and N more"
-_HYPHENATED = {label: SHOWN[label].replace(" ", "-") for label in SHOWN}
 
 
 def classifier_of(ctx: LintContext) -> Classifier:
@@ -41,7 +37,6 @@ def check(ctx: LintContext) -> Iterator[Finding]:
 
 def _values(flows: AgentFlows, flow: Flow) -> dict[str, Any]:  # Rule.finding keywords
     agent = flows.agent
-    cut = flow.tools[flow.cut]
     unset = agent.tools is None
     witness = {label: _named(flow.witness[label], len(flow.tools[label]), unset) for label in flow.labels}
     return {
@@ -51,9 +46,9 @@ def _values(flows: AgentFlows, flow: Flow) -> dict[str, Any]:  # Rule.finding ke
         "private": witness.get("private_data", ""),
         "sink": witness.get("exfiltration", ""),
         "destructive": witness.get("destructive", ""),
-        "cut": _cut(flows, flow.cut, cut),
-        "approve": _approve(flow, "exfiltration" if flow.kind == "toxic" else "destructive", flow.cut),
-        "shell": _shell(flows, flow),
+        "cut": cut_text(flows, flow),
+        "approve": approval_text(flow),
+        "shell": shell_text(flows, flow),
     }
 
 
@@ -65,52 +60,6 @@ def _named(item: Carried, count: int, unset: bool = False) -> str:
     )
     more = f" and {count - 1} more" if count > 1 else ""
     return f"`{item.name}`{deferred}{more}"
-
-
-def _names(items: Sequence[Carried]) -> str:
-    shown = ", ".join(f"`{c.name}`" for c in items[:LISTED])
-    return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
-
-
-def _cut(flows: AgentFlows, label: Label, items: Sequence[Carried]) -> str:
-    kind = _HYPHENATED[label]
-    entries = {c.entry for c in items}
-    written = {ref.location: ref.text for ref in flows.agent.tools or ()}
-    if len(items) == 1 and items[0].name == "*" and items[0].builtin:
-        return (
-            "set `tools` to the built-ins it needs"
-            if flows.agent.tools is None
-            else "replace `*` by the tools it needs"
-        )
-    if len(items) == 1:
-        return f"drop `{items[0].name}` (its only {kind} tool)"
-    if len(entries) == 1 and (entry := written.get(next(iter(entries)))) is not None and entry != items[0].name:
-        return f"narrow `{entry}`, which brings all {len(items)} of its {kind} tools ({_names(items)})"
-    return f"drop its {len(items)} {kind} tools ({_names(items)})"
-
-
-def _approve(flow: Flow, label: Label, cut: Label) -> str:
-    sinks = flow.tools[label]
-    served = [c for c in sinks if not c.builtin]
-    if not served:
-        them = ("it" if len(sinks) == 1 else "them") if cut == label else _names(sinks)
-        return f"have the host confirm {them} before each call"
-    if cut == label:
-        what = "it" if len(sinks) == 1 else "them" if len(served) == len(sinks) else f"the {len(served)} MCP ones"
-    elif len(served) == 1:
-        what = f"`{served[0].name}`"
-    else:
-        what = f"its {len(served)} {_HYPHENATED[label]} tools"
-    return f'require approval on {what} (`approval = "always"`, or `[flows] enforce = true` for `quiver serve`)'
-
-
-def _shell(flows: AgentFlows, flow: Flow) -> str:
-    shells = [c for label in flow.labels for c in flow.tools[label] if c.runs_anything]
-    if not shells:
-        return ""
-    if flows.agent.tools is None:
-        return "`tools` is unset, so it has every built-in, a shell included"
-    return f"built-in `{shells[0].name}` runs any command"
 
 
 TOXIC_FLOW = Rule(
