@@ -297,7 +297,7 @@ def _u_third_party(seen: _Seen) -> tuple[str, str] | None:
         return "name", f"it reads {', '.join(f'`{n}`' for n in nouns[:3])}: text other people write"
     if seen.name_words and seen.name_words[-1] == "code":  # `search_code`, not `get_code_scanning_alert`
         return "name", "it reads `code`: code other people write"
-    if _remote_repo(seen) and set(seen.name_words) & {"file", "files", "contents", "content", "code"}:
+    if _remote_repo(seen) and seen.name_words and seen.name_words[-1] in {"file", "files", "contents", "content"}:
         return "parameters", "it reads files of a repository anyone may have written (`owner`, `repo`)"
     return None
 

@@ -6,13 +6,14 @@ can make the model fetch with the second and send with the third. A **destructiv
 input plus a destructive tool. Every tool the agent can reach counts, preloaded, deferred (deferral is
 not authorization: a deferred tool is one `search_tools` away) or built-in.
 
-A built-in that runs anything (a shell, tasks, tests, `*`) has every label by itself: a flow is first
-sought without those (`through_shell` False), and only when none exists, with them (`through_shell`
-True), so that a shell does not hide the MCP tools that make a flow on their own.
+A flow is first sought among the tools quiver can see and guard: without the built-ins that run anything
+(a shell, tasks, tests, `*`: each has every label by itself) and with an MCP tool as the way out or the
+destructive tool (`through_builtin` False). Only when there is none is it sought among every tool
+(`through_builtin` True): then its way out, or all of it, is a host built-in, which the host confirms
+before it runs unless the user allowed it. So a shell does not hide the MCP tools that make a flow.
 
-For each kind the flow names one witness tool per label (distinct tools where the agent has them; tools
-the agent names before those a wildcard brings, preloaded before deferred, MCP tools before built-ins,
-fewer labels first, then by name), every tool of each label, and the
+For each kind the flow names one witness tool per label (distinct tools where the agent has them; see
+`_rank`), every tool of each label, and the
 smallest cut: the label with the fewest tools, whose removal breaks the flow.
 """
 
@@ -63,7 +64,7 @@ class Flow:
     witness: Mapping[Label, Carried]  # one tool per label of the kind, in the kind's label order
     tools: Mapping[Label, tuple[Carried, ...]]  # every carried tool of each label
     cut: Label  # the label with the fewest tools: dropping them breaks the flow
-    through_shell: bool = False  # the flow needs a built-in that runs anything
+    through_builtin: bool = False  # the flow needs a host built-in: its way out, or a shell
 
     @property
     def labels(self) -> tuple[Label, ...]:
@@ -106,28 +107,38 @@ def agent_flows(resolved: ResolvedAgent, classifier: Classifier) -> AgentFlows:
 
 
 def _flow(kind: FlowKind, carried: Sequence[Carried]) -> Flow | None:
-    found = _flow_of(kind, [c for c in carried if not c.runs_anything], through_shell=False)
-    return found or _flow_of(kind, carried, through_shell=True)
+    seen = [c for c in carried if not c.runs_anything]
+    found = _flow_of(kind, seen, through_builtin=False, served_sink=True)
+    return found or _flow_of(kind, carried, through_builtin=True, served_sink=False)
 
 
-def _flow_of(kind: FlowKind, carried: Sequence[Carried], *, through_shell: bool) -> Flow | None:
+def _flow_of(kind: FlowKind, carried: Sequence[Carried], *, through_builtin: bool, served_sink: bool) -> Flow | None:
     labels = KIND_LABELS[kind]
     tools = {label: tuple(c for c in carried if c.capabilities.has(label)) for label in labels}
+    if served_sink:
+        sink = labels[-1]  # exfiltration, destructive
+        tools[sink] = tuple(c for c in tools[sink] if not c.builtin)
     if not all(tools.values()):
         return None
     witness: dict[Label, Carried] = {}
     for label in labels:
-        ranked = sorted(tools[label], key=_rank)
+        ranked = sorted(tools[label], key=lambda c: _rank(c, label))
         fresh = [c for c in ranked if c not in witness.values()]
         witness[label] = (fresh or ranked)[0]
     cut = min(labels, key=lambda label: (len(tools[label]), labels.index(label)))
-    return Flow(kind, witness, tools, cut, through_shell)
+    return Flow(kind, witness, tools, cut, through_builtin)
 
 
-def _rank(item: Carried) -> tuple[bool, bool, bool, int, str]:
-    """Witnesses: named tools first (what the author chose), then preloaded, MCP before built-in, fewer labels."""
+def _rank(item: Carried, role: Label) -> tuple[bool, bool, bool, bool, int, str]:
+    """Witnesses: MCP tools before built-ins, those the agent names before those a wildcard brings, preloaded
+    before deferred; then the plainest example of the role: a source or private-data witness that sends
+    nothing out, a source that also reaches private data (`issue_read`: untrusted text in private
+    repositories), and fewer labels (a sink that only sends, private data that is only private)."""
+    has = item.capabilities.has
+    impure = role != "exfiltration" and role != "destructive" and has("exfiltration")
+    lacks_private = role == "untrusted_input" and not has("private_data")
     labels = len(item.capabilities.reasons)
-    return (not item.named, item.load == "deferred", item.builtin, labels, item.name)
+    return (item.builtin, not item.named, item.load == "deferred", impure or lacks_private, labels, item.name)
 
 
 def entry_of(agent: Agent, server: str, tool: str) -> Location:
@@ -166,12 +177,10 @@ def cut_text(flows: AgentFlows, flow: Flow) -> str:
     kind = _HYPHENATED[label]
     entries = {c.entry for c in items}
     written = {ref.location: ref.text for ref in flows.agent.tools or ()}
+    if flows.agent.tools is None:
+        return "set `tools` to what the agent needs (unset, it carries every built-in and every configured server)"
     if len(items) == 1 and items[0].name == "*" and items[0].builtin:
-        return (
-            "set `tools` to the built-ins it needs"
-            if flows.agent.tools is None
-            else "replace `*` by the tools it needs"
-        )
+        return "replace `*` by the tools it needs"
     if len(items) == 1:
         return f"drop `{items[0].name}` (its only {kind} tool)"
     if len(entries) == 1 and (entry := written.get(next(iter(entries)))) is not None and entry != items[0].name:
@@ -197,14 +206,16 @@ def approval_text(flow: Flow) -> str:
     return f'require approval on {what} (`approval = "always"`, or `[flows] enforce = true` for `quiver serve`)'
 
 
-def shell_text(flows: AgentFlows, flow: Flow) -> str:
-    """What gives a flow through a shell its way: the built-in that runs anything."""
+def builtin_text(flows: AgentFlows, flow: Flow) -> str:
+    """Which host built-in a flow needs: a shell, or its way out."""
     shells = [c for label in flow.labels for c in flow.tools[label] if c.runs_anything]
-    if not shells:
-        return ""
-    if flows.agent.tools is None:
+    if shells and flows.agent.tools is None:
         return "`tools` is unset, so it has every built-in, a shell included"
-    return f"built-in `{shells[0].name}` runs any command"
+    if shells:
+        reason = shells[0].capabilities.reason("exfiltration")
+        return reason.text if reason is not None else f"built-in `{shells[0].name}` runs anything"
+    sink = flow.witness.get("exfiltration") or flow.witness.get("destructive")
+    return f"its way out is the host's own `{sink.name}`" if sink is not None else ""
 
 
 # ------------------------------------------------------------------ the manifest's part
@@ -217,7 +228,7 @@ def manifest_flows(flows: AgentFlows, *, enforce: bool) -> dict[str, JSON]:
         "found": [
             {
                 "kind": flow.kind,
-                "through_shell": flow.through_shell,
+                "through_builtin": flow.through_builtin,
                 "witness": {label: flow.witness[label].name for label in flow.labels},
             }
             for flow in flows.flows

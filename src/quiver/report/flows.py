@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 from quiver.capabilities import LABELS, SHOWN, Label
-from quiver.capabilities.flows import AgentFlows, Carried, Flow, approval_text, cut_text, shell_text
+from quiver.capabilities.flows import AgentFlows, Carried, Flow, approval_text, builtin_text, cut_text
 from quiver.model import JSON
 
 _TITLE = {"toxic": "toxic flow", "destructive": "destructive flow"}
@@ -22,7 +22,7 @@ _ROLE: dict[Label, str] = {
 def flows_text(flows: AgentFlows) -> str:
     agent = flows.agent
     count = len(flows.flows)
-    summary = ", ".join(_TITLE[f.kind] + (" (through a shell)" if f.through_shell else "") for f in flows.flows)
+    summary = ", ".join(_TITLE[f.kind] + (" (through a host built-in)" * f.through_builtin) for f in flows.flows)
     lines = [f"agent `{agent.id}` ({agent.path}): " + (summary if count else "no flow")]
     for flow in flows.flows:
         lines += ["", *_flow_lines(flows, flow)]
@@ -49,7 +49,7 @@ def flows_text(flows: AgentFlows) -> str:
 
 
 def _flow_lines(flows: AgentFlows, flow: Flow) -> list[str]:
-    head = _TITLE[flow.kind] + (f": {shell_text(flows, flow)}" if flow.through_shell else "")
+    head = _TITLE[flow.kind] + (f": {builtin_text(flows, flow)}" if flow.through_builtin else "")
     chain = "  ->  ".join(f"{flow.witness[label].name} ({_ROLE[label]})" for label in flow.labels)
     lines = [head, f"  {chain}"]
     width = max(len(SHOWN[label]) for label in flow.labels)
@@ -79,7 +79,7 @@ def flows_json(flows: AgentFlows) -> str:
 def _flow_json(flows: AgentFlows, flow: Flow) -> dict[str, JSON]:
     return {
         "kind": flow.kind,
-        "through_shell": flow.through_shell,
+        "through_builtin": flow.through_builtin,
         "witness": {label: flow.witness[label].name for label in flow.labels},
         "tools": {label: _names(flow.tools[label]) for label in flow.labels},
         "cut": flow.cut,

