@@ -27,7 +27,11 @@ def manifest(enforce: bool = True) -> Any:
             "policy": {"side_effect": "read_only" if labels != ["exfiltration"] else "irreversible_write"},
         }  # fmt: skip
 
-    tools = [tool("read_inbox", ["untrusted_input", "private_data"]), tool("send", ["exfiltration"])]
+    tools = [
+        tool("read_inbox", ["untrusted_input", "private_data"]),
+        tool("send", ["exfiltration"]),
+        tool("purge", ["destructive"]),
+    ]
     return parse_manifest(
         {"manifestVersion": 1, "agent": {"id": "mailer"}, "servers": [], "tools": tools, "flows": {"enforce": enforce}}
     )
@@ -56,6 +60,7 @@ def test_a_sink_is_raised_only_after_its_own_session_answered_an_untrusted_input
     assert raised["approval"] == "always" and "through `mail/read_inbox`" in raised["approval_reason"]
     assert guard.before(request("send", session="s2")).policy.get("approval") is None  # another session
     assert guard.before(request("read_inbox")).policy.get("approval") is None  # not a sink
+    assert "`mail/purge` can destroy things" in guard.before(request("purge")).policy["approval_reason"]
 
 
 def test_a_source_call_that_never_ran_does_not_mark_the_session() -> None:

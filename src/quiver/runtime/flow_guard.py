@@ -1,5 +1,6 @@
 """The gateway's flow guard (issue 28, `[flows] enforce = true`): once a session has called a tool that brings
-in untrusted input, every call of a tool that can send data out waits for a human's approval.
+in untrusted input, every call of a tool that can send data out (or destroy something) waits for a
+human's approval.
 
 A `PolicyHook` of the executor (`LedgerExecutor(..., hook=...)`, `DirectExecutor(hook=...)`): `before` sees
 each call with its session and tool and may raise the call's approval to `always`, with the reason in the
@@ -25,7 +26,7 @@ from quiver.runtime.protocol import APPROVAL_REASON_KEY, CallOutcome, CallReques
 logger = logging.getLogger(__name__)
 
 SOURCE = "untrusted_input"
-SINK = "exfiltration"
+SINKS = {"exfiltration": "can send data out", "destructive": "can destroy things"}  # first match names the why
 # Outcomes after which the tool's answer (or part of it) may have reached the model.
 _ANSWERED = frozenset({"succeeded", "failed_final", "unknown_outcome", "failed_retryable"})
 
@@ -43,16 +44,19 @@ class FlowGuard:
         """The untrusted-input tool that marked the session, if any."""
         return self._sources.get(session_id)
 
-    def is_sink(self, server: str, tool: str) -> bool:
-        return SINK in self._labels.get((server, tool), frozenset())
+    def sink(self, server: str, tool: str) -> str | None:
+        """What makes the tool a sink ("can send data out"), or None."""
+        labels = self._labels.get((server, tool), frozenset())
+        return next((what for label, what in SINKS.items() if label in labels), None)
 
     def before(self, request: CallRequest) -> CallRequest:
         source = self._sources.get(request.session_id)
-        if source is None or not self.is_sink(request.server, request.tool):
+        what = self.sink(request.server, request.tool) if source is not None else None
+        if what is None:
             return request
         reason = (
-            f"this session read untrusted input through `{source}`, and `{request.server}/{request.tool}` can send "
-            "data out ([flows] enforce)"
+            f"this session read untrusted input through `{source}`, and `{request.server}/{request.tool}` {what} "
+            "([flows] enforce)"
         )
         logger.info("flow guard: `%s/%s` needs approval: %s", request.server, request.tool, reason)
         return replace(request, policy={**request.policy, "approval": "always", APPROVAL_REASON_KEY: reason})
