@@ -13,8 +13,29 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+class _Lazy:
+    """A regular expression compiled on its first search: lint imports every rule module, and a warm run
+    (flows cached) classifies nothing, so importing this module must not compile them."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled.search(text)
+
+    def findall(self, text: str) -> list[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled.findall(text)
+
+
 # camelCase and PascalCase humps, acronyms, digit runs; everything else separates words.
-_HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_HUMPS = _Lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # Two-word nouns that must not be read as a verb and a noun (`pull_request_read` reads, it does not pull).
 COMPOUNDS = (("pull", "request"), ("pull", "requests"), ("local", "storage"), ("session", "storage"))
 
@@ -77,36 +98,36 @@ ACCOUNT_NOUNS = _set(
     "notification notifications inbox team teams member members collaborator collaborators alert alerts gist "
     "gists repository repositories repo repos workspace database databases me private project projects"
 )
-STORE_PHRASES = re.compile(r"knowledge graph|\bmemory\b|\bmemories\b|\bnotes?\b|\bvault\b", re.IGNORECASE)
+STORE_PHRASES = _Lazy(r"knowledge graph|\bmemory\b|\bmemories\b|\bnotes?\b|\bvault\b", re.IGNORECASE)
 # Services whose content only their members read and write (reads are private, writes stay inside).
-WORKSPACE_BRANDS = re.compile(
+WORKSPACE_BRANDS = _Lazy(
     r"\b(notion|confluence|google (docs|drive|sheets)|sharepoint|onedrive|dropbox|airtable|coda|obsidian)\b",
     re.IGNORECASE,
 )
 # Hosted platforms whose repositories, trackers and inboxes hold both the public's text and the user's own.
-PLATFORM_BRANDS = re.compile(
+PLATFORM_BRANDS = _Lazy(
     r"\b(github|gitlab|bitbucket|gitea|slack|discord|gmail|outlook|telegram|whatsapp|teams|jira|linear|"
     r"twitter|reddit|mastodon|bluesky)\b",
     re.IGNORECASE,
 )
-WEB_PHRASES = re.compile(
+WEB_PHRASES = _Lazy(
     r"\b(search(es)? the (web|internet)|web search|internet|search engine|web ?pages?|websites?|online "
     r"(content|information|sources)|news)\b",
     re.IGNORECASE,
 )
-BROWSER_PHRASES = re.compile(r"\bbrowser\b|\bweb page\b|\bplaywright\b|\bpuppeteer\b", re.IGNORECASE)
+BROWSER_PHRASES = _Lazy(r"\bbrowser\b|\bweb page\b|\bplaywright\b|\bpuppeteer\b", re.IGNORECASE)
 # "fetch ... URL", "from a URL", "(local/URL)": the tool itself requests the URL.
-REQUESTS_URL = re.compile(
+REQUESTS_URL = _Lazy(
     r"\b(fetch(es|ing)?|loads?|opens?|navigates?|crawls?|requests?|downloads?|reads?|extracts?|scrapes?|"
     r"visits?|maps?)\b[^.]{0,40}\burls?\b|\b(from|or|at) (a |an |any |the given )?urls?\b|/\s*urls?\b",
     re.IGNORECASE,
 )
 # "a YouTube video URL", "a deepwiki.com repo": the URL can only point at one site.
-SITE_URL = re.compile(
+SITE_URL = _Lazy(
     r"\b(?!A\b|An\b|The\b|Any\b)[A-Z][A-Za-z0-9]+ (video |page |repo |repository )?(url|URL|link)\b"
     r"|\b[a-z0-9-]+\.(com|org|io|net|dev)\b"
 )
-EXEC_PHRASES = re.compile(
+EXEC_PHRASES = _Lazy(
     r"\b(shell|terminal) commands?\b|\brun(s|ning)? (a |any |arbitrary )?(shell )?commands?\b|\barbitrary "
     r"(code|javascript|commands?)\b|\brce\b|\bdocker (container|compose)\b|\bcompose stack\b|\bterminal "
     r"process\b|\binput to a running process\b",
@@ -114,8 +135,8 @@ EXEC_PHRASES = re.compile(
 )
 # Verbs of a tool that runs what it is given (a tool that stops or lists processes runs nothing).
 EXEC_VERBS = _set("run runs start starts execute executes send sends interact create creates deploy deploys spawn")
-PAGE_CODE = re.compile(r"\b(evaluate|run|execute)s? javascript\b", re.IGNORECASE)
-OVERWRITE_PHRASES = re.compile(
+PAGE_CODE = _Lazy(r"\b(evaluate|run|execute)s? javascript\b", re.IGNORECASE)
+OVERWRITE_PHRASES = _Lazy(
     r"\boverwrit(e|es|ing|ten)\b|\bpermanently (delete|remove)|\bcannot be undone\b|\breplaces? (exact )?"
     r"(line|lines|content|contents|text)\b|\bclears? (all|existing)\b|\btext replacements?\b",
     re.IGNORECASE,

@@ -12,6 +12,7 @@ from quiver.capabilities.flows import AgentFlows, Carried, Flow, agent_flows, ap
 from quiver.capabilities.overrides import Classifier
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
+from quiver.lint.support.cache import cached_check
 from quiver.model import Finding
 
 
@@ -24,7 +25,7 @@ def classifier_of(ctx: LintContext) -> Classifier:
     return found
 
 
-def check(ctx: LintContext) -> Iterator[Finding]:
+def _check(ctx: LintContext) -> Iterator[Finding]:
     classifier = classifier_of(ctx)
     for resolved in ctx.resolved:
         flows = agent_flows(resolved, classifier)
@@ -34,6 +35,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 yield rule.finding(**_values(flows, flow))
             elif not flow.through_builtin:  # through a shell, SEC102 has said it already
                 yield DESTRUCTIVE_FLOW.finding(**_values(flows, flow))
+
+
+# Whole-project, and a function of the input files only: a warm run reads the findings and classifies nothing.
+check = cached_check("sec-flows", _check)
 
 
 def _values(flows: AgentFlows, flow: Flow) -> dict[str, Any]:  # Rule.finding keywords

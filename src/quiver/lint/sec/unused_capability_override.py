@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.sec.toxic_flow import classifier_of
+from quiver.lint.support.cache import cached_check
 from quiver.model import Finding, Location
 
 
-def check(ctx: LintContext) -> Iterator[Finding]:
+def _check(ctx: LintContext) -> Iterator[Finding]:
     config = ctx.project.config
     for unused in classifier_of(ctx).unused():
         override = unused.override
@@ -23,6 +24,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             value=str(override.value).lower(),
             why=unused.why,
         )
+
+
+check = cached_check("sec-overrides", _check)  # a function of the input files only, like SEC101-103
 
 
 UNUSED_CAPABILITY_OVERRIDE = Rule(
