@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from quiver.capabilities import _words as w
 from quiver.capabilities.model import Capabilities, Label, Reason
@@ -44,6 +45,7 @@ class _Seen:
     shown: Mapping[str, str]  # key(name) -> the name as written
     text: str  # description and title
     context: str  # server name and description, tool description
+    memo: dict[str, object] = field(default_factory=dict, compare=False)  # the `_once` helpers' answers
 
 
 def classify_tool(facts: ToolFacts) -> Capabilities:
@@ -86,6 +88,21 @@ def _see(facts: ToolFacts) -> _Seen:
         text=f"{facts.title}\n{description}",
         context=f"{facts.server}\n{facts.server_description}\n{description}",
     )
+
+
+_T = TypeVar("_T")
+
+
+def _once(helper: Callable[[_Seen], _T]) -> Callable[[_Seen], _T]:
+    """A helper of `_Seen` that several rules ask: answered once per tool."""
+    name = helper.__name__
+
+    def cached(seen: _Seen) -> _T:
+        if name not in seen.memo:
+            seen.memo[name] = helper(seen)
+        return seen.memo[name]  # type: ignore[return-value]  # stored by this wrapper, of type _T
+
+    return cached
 
 
 def _verb(words: tuple[str, ...]) -> str | None:
@@ -137,6 +154,7 @@ def _properties(schema: Mapping[str, JSON]) -> Iterator[tuple[str, Mapping[str, 
 # ------------------------------------------------------------------------------------------- parameters
 
 
+@_once
 def _url_param(seen: _Seen) -> str | None:
     for name, schema in seen.params.items():
         fmt = schema.get("format")
@@ -145,6 +163,7 @@ def _url_param(seen: _Seen) -> str | None:
     return None
 
 
+@_once
 def _path_param(seen: _Seen) -> str | None:
     """A parameter naming a local file the tool reads (in a browser, `path` is a URL's or a cookie's)."""
     if _remote_repo(seen) or _url_param(seen) or _browser(seen):
@@ -157,10 +176,12 @@ def _path_param(seen: _Seen) -> str | None:
     return None
 
 
+@_once
 def _remote_repo(seen: _Seen) -> bool:
     return all(p in seen.params for p in w.REMOTE_REPO_PARAMS)
 
 
+@_once
 def _text_param(seen: _Seen) -> str | None:
     for name, schema in seen.params.items():
         if name in w.TEXT_PARAMS and schema.get("type") in ("string", "object", None):
@@ -186,15 +207,18 @@ def _method_values(seen: _Seen) -> Iterator[tuple[str, str]]:
 # ------------------------------------------------------------------------------------------- contexts
 
 
+@_once
 def _browser(seen: _Seen) -> bool:
     return "browser" in seen.name_words or bool(w.BROWSER_PHRASES.search(seen.facts.server_description))
 
 
+@_once
 def _workspace(seen: _Seen) -> str | None:
     match = w.WORKSPACE_BRANDS.search(seen.context)
     return match.group(0) if match else None
 
 
+@_once
 def _platform(seen: _Seen) -> str | None:
     if _remote_repo(seen):
         return "a repository (`owner`, `repo`)"
@@ -202,11 +226,13 @@ def _platform(seen: _Seen) -> str | None:
     return match.group(0) if match else None
 
 
+@_once
 def _site_only(seen: _Seen) -> str | None:
     match = w.SITE_URL.search(seen.facts.description or "")
     return match.group(0) if match else None
 
 
+@_once
 def _requests_url(seen: _Seen) -> tuple[str, str] | None:
     """(origin, what) when the tool requests a URL the model passes."""
     param = _url_param(seen)
@@ -220,6 +246,7 @@ def _requests_url(seen: _Seen) -> tuple[str, str] | None:
     return None
 
 
+@_once
 def _executes(seen: _Seen) -> tuple[str, str] | None:
     if _browser(seen) and (w.PAGE_CODE.search(seen.text) or "evaluate" in seen.name_words):
         return None  # page JavaScript: see `_page_code`

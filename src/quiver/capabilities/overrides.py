@@ -75,6 +75,7 @@ class Classifier:
             self._by_target.setdefault((override.table, override.name), []).append(override)
         self._memo: dict[tuple[str, str, str], Capabilities] = {}
         self._used: set[Override] = set()
+        self._abouts: dict[str, str] = {}
 
     def tool(self, server: str, tool: LockedTool) -> Capabilities:
         key = (server, tool.name, tool.sha256)
@@ -131,14 +132,21 @@ class Classifier:
                     self._used.add(override)
         return Capabilities().with_reasons(reasons, cleared)
 
+    def _about(self, server: str) -> str:
+        """What the server says of itself: its config description, the lock's serverInfo and instructions."""
+        found = self._abouts.get(server)
+        if found is None:
+            defined = self._servers.get(server)
+            locked = self._lock.servers.get(server) if self._lock is not None else None
+            about = [defined.description or "" if defined is not None else ""]
+            if locked is not None:
+                about += [str(locked.server_info.get(k) or "") for k in ("title", "description")]
+                about.append(locked.instructions or "")
+            found = self._abouts[server] = "\n".join(a for a in about if a)
+        return found
+
     def _facts(self, server: str, tool: LockedTool) -> ToolFacts:
         definition = tool.definition
-        defined = self._servers.get(server)
-        locked = self._lock.servers.get(server) if self._lock is not None else None
-        about = [defined.description or "" if defined is not None else ""]
-        if locked is not None:
-            about += [str(locked.server_info.get(k) or "") for k in ("title", "description")]
-            about.append(locked.instructions or "")
         table = {**self._config.servers.get(server, {}), **self._config.tools.get(f"{server}/{tool.name}", {})}
         side_effect = table.get("side_effect")
         title = definition.get("title")
@@ -149,6 +157,6 @@ class Classifier:
             title=title if isinstance(title, str) else "",
             input_schema=tool.input_schema if isinstance(tool.input_schema, dict) else {},
             annotations=tool.annotations,
-            server_description="\n".join(a for a in about if a),
+            server_description=self._about(server),
             side_effect=side_effect if isinstance(side_effect, str) else None,
         )
