@@ -130,3 +130,22 @@ def test_flows_are_the_same_run_after_run(corpus: Path, tmp_path: Path, agent: s
     root = project(tmp_path / "p", corpus, {"triage": TRIAGE, "research": RESEARCH})
     runs = [CliRunner().invoke(cli, ["explain", agent, "--flows", "-C", str(root)]).stdout for _ in range(2)]
     assert runs[0] == runs[1] and runs[0]
+
+
+def test_the_label_cache_gives_the_same_manifests_and_a_garbled_one_is_recomputed(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("QUIVER_NO_CACHE", raising=False)
+    root = project(tmp_path / "p", corpus, {"triage": TRIAGE, "research": RESEARCH})
+    manifest = root / "build" / "quiver" / "triage.json"
+    cache = root / ".quiver" / "cache" / "capabilities.json"
+    assert CliRunner().invoke(cli, ["compile", "-C", str(root)]).exit_code == 0
+    first = manifest.read_bytes()
+    entries = json.loads(cache.read_text(encoding="utf-8"))["entries"]
+    assert len(entries) == 5  # the tools the two agents carry, each once
+    assert CliRunner().invoke(cli, ["compile", "-C", str(root)]).exit_code == 0
+    assert manifest.read_bytes() == first
+    garbled = {k: "not a list" for k in entries}
+    cache.write_text(json.dumps({"version": json.loads(cache.read_text())["version"], "entries": garbled}))
+    assert CliRunner().invoke(cli, ["compile", "-C", str(root)]).exit_code == 0
+    assert manifest.read_bytes() == first

@@ -84,13 +84,14 @@ class AgentFlows:
 
 def agent_flows(resolved: ResolvedAgent, classifier: Classifier) -> AgentFlows:
     agent = resolved.agent
+    entries = Entries(agent)
     carried: list[Carried] = []
     for item in resolved.tools:
         carried.append(
             Carried(
                 f"{item.server}/{item.tool.name}",
                 item.load,
-                entry_of(agent, item.server, item.tool.name),
+                entries.of(item.server, item.tool.name),
                 classifier.tool(item.server, item.tool),
                 item.named,
             )
@@ -102,31 +103,33 @@ def agent_flows(resolved: ResolvedAgent, classifier: Classifier) -> AgentFlows:
             unclassified.append(builtin.ref)
         else:
             carried.append(Carried(builtin.ref, "built-in", builtin.location, found, builtin.canonical != "*"))
-    flows = tuple(f for f in (_flow(kind, carried) for kind in KIND_LABELS) if f is not None)
+    by_label: dict[Label, list[Carried]] = {label: [] for label in LABELS}
+    for one in carried:
+        for label in one.capabilities.labels:
+            by_label[label].append(one)
+    flows = tuple(f for f in (_flow(kind, by_label) for kind in KIND_LABELS) if f is not None)
     return AgentFlows(agent, tuple(carried), tuple(unclassified), flows)
 
 
-def _flow(kind: FlowKind, carried: Sequence[Carried]) -> Flow | None:
-    seen = [c for c in carried if not c.runs_anything]
-    found = _flow_of(kind, seen, through_builtin=False, served_sink=True)
-    return found or _flow_of(kind, carried, through_builtin=True, served_sink=False)
-
-
-def _flow_of(kind: FlowKind, carried: Sequence[Carried], *, through_builtin: bool, served_sink: bool) -> Flow | None:
+def _flow(kind: FlowKind, by_label: Mapping[Label, Sequence[Carried]]) -> Flow | None:
     labels = KIND_LABELS[kind]
-    tools = {label: tuple(c for c in carried if c.capabilities.has(label)) for label in labels}
-    if served_sink:
-        sink = labels[-1]  # exfiltration, destructive
-        tools[sink] = tuple(c for c in tools[sink] if not c.builtin)
-    if not all(tools.values()):
+    sink = labels[-1]  # exfiltration, destructive
+    seen = {label: tuple(c for c in by_label[label] if not c.runs_anything) for label in labels}
+    seen[sink] = tuple(c for c in seen[sink] if not c.builtin)  # a way out quiver can guard: an MCP tool
+    found = _flow_of(kind, seen, through_builtin=False)
+    return found or _flow_of(kind, {label: tuple(by_label[label]) for label in labels}, through_builtin=True)
+
+
+def _flow_of(kind: FlowKind, tools: Mapping[Label, tuple[Carried, ...]], *, through_builtin: bool) -> Flow | None:
+    labels = KIND_LABELS[kind]
+    if not all(tools[label] for label in labels):
         return None
     witness: dict[Label, Carried] = {}
     for label in labels:
-        ranked = sorted(tools[label], key=lambda c: _rank(c, label))
-        fresh = [c for c in ranked if c not in witness.values()]
-        witness[label] = (fresh or ranked)[0]
+        fresh = [c for c in tools[label] if all(c is not w for w in witness.values())]
+        witness[label] = min(fresh or tools[label], key=lambda c: _rank(c, label))
     cut = min(labels, key=lambda label: (len(tools[label]), labels.index(label)))
-    return Flow(kind, witness, tools, cut, through_builtin)
+    return Flow(kind, witness, dict(tools), cut, through_builtin)
 
 
 def _rank(item: Carried, role: Label) -> tuple[bool, bool, bool, bool, int, str]:
@@ -141,25 +144,42 @@ def _rank(item: Carried, role: Label) -> tuple[bool, bool, bool, bool, int, str]
     return (item.builtin, not item.named, item.load == "deferred", impure or lacks_private, labels, item.name)
 
 
+class Entries:
+    """Which `tools` entry of an agent selects a tool: the most specific one (`server/tool` or a bare name,
+    then `server/*` or the server's name, then `*`), the first written of equals; the `tools` key, or the
+    file's start, when none does."""
+
+    def __init__(self, agent: Agent) -> None:
+        self._fallback = agent.key_locations.get("tools", agent.location)
+        self._exact: dict[str, Location] = {}
+        self._server: dict[str, Location] = {}
+        self._any: Location | None = None
+        for ref in agent.tools or ():
+            text = ref.text
+            if text.startswith(CLAUDE_MCP_PREFIX):
+                text = text[len(CLAUDE_MCP_PREFIX) :].replace("__", "/", 1)
+            if text == "*":
+                self._any = self._any or ref.location
+            elif text.endswith("/*"):
+                self._server.setdefault(text[:-2], ref.location)
+            else:
+                self._exact.setdefault(text, ref.location)
+                if "/" not in text:
+                    self._server.setdefault(text, ref.location)  # a server's name alone, or a bare tool
+
+    def of(self, server: str, tool: str) -> Location:
+        return (
+            self._exact.get(f"{server}/{tool}")
+            or self._exact.get(tool)
+            or self._server.get(server)
+            or self._any
+            or self._fallback
+        )
+
+
 def entry_of(agent: Agent, server: str, tool: str) -> Location:
-    """The `tools` entry that selects `server/tool`: the most specific one (`server/tool` or a bare name,
-    then `server/*` or the server's name, then `*`); the `tools` key, or the file's start, when none does."""
-    fallback = agent.key_locations.get("tools", agent.location)
-    best: tuple[int, Location] | None = None
-    for ref in agent.tools or ():
-        text = ref.text
-        if text.startswith(CLAUDE_MCP_PREFIX):
-            text = text[len(CLAUDE_MCP_PREFIX) :].replace("__", "/", 1)
-        rank = 0
-        if text in (f"{server}/{tool}", tool):
-            rank = 3
-        elif text in (f"{server}/*", server):
-            rank = 2
-        elif text == "*":
-            rank = 1
-        if rank and (best is None or rank > best[0]):
-            best = (rank, ref.location)
-    return best[1] if best is not None else fallback
+    """`Entries(agent).of(server, tool)`, for one tool."""
+    return Entries(agent).of(server, tool)
 
 
 # ------------------------------------------------------------------ what would break a flow (lint and explain)

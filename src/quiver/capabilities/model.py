@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Label = Literal["untrusted_input", "private_data", "exfiltration", "destructive"]
@@ -34,13 +34,17 @@ class Capabilities:
 
     reasons: tuple[Reason, ...] = ()
     cleared: tuple[Reason, ...] = ()
+    label_set: frozenset[str] = field(init=False, repr=False, compare=False)  # `has` is asked per carried tool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label_set", frozenset(r.label for r in self.reasons))
 
     @property
     def labels(self) -> tuple[Label, ...]:
         return tuple(r.label for r in self.reasons)
 
     def has(self, label: Label) -> bool:
-        return any(r.label == label for r in self.reasons)
+        return label in self.label_set
 
     def reason(self, label: Label) -> Reason | None:
         return next((r for r in self.reasons if r.label == label), None)

@@ -23,6 +23,7 @@ from quiver.capabilities._tool import ToolFacts, classify_tool
 from quiver.capabilities.model import LABELS, SHOWN, Capabilities, Label, Reason
 from quiver.config import Config
 from quiver.model import Location, Lock, LockedServer, LockedTool, Server
+from quiver.sources.capability_cache import CapabilityCache, cache_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,10 @@ _LABEL: dict[str, Label] = {label: label for label in LABELS}
 class Classifier:
     """Every tool's capabilities in one project: classified once per (server, tool pin), overrides applied."""
 
-    def __init__(self, config: Config, lock: Lock | None, servers: Mapping[str, Server]) -> None:
+    def __init__(
+        self, config: Config, lock: Lock | None, servers: Mapping[str, Server], cache: CapabilityCache | None = None
+    ) -> None:
+        self._cache = cache
         self._config = config
         self._lock = lock
         self._servers = servers
@@ -111,9 +115,25 @@ class Classifier:
             return f"`{override.name}` is {state} {label} without it"
         return f"every tool of `{server}` is {state} {label} without it, or its own table decides"
 
+    def save(self) -> None:
+        """Write the cache, when there is one and something new was classified."""
+        if self._cache is not None:
+            self._cache.save()
+
+    def _derived(self, server: str, tool: LockedTool) -> tuple[Reason, ...]:
+        """What the classifier says of the tool (from the cache when it said it before)."""
+        facts = self._facts(server, tool)
+        key = cache_key(server, tool.sha256, facts.server_description, facts.side_effect) if self._cache else ""
+        cached = self._cache.get(key) if self._cache is not None else None
+        if cached is not None:
+            return tuple(Reason(_LABEL[label], text, origin) for label, text, origin in cached if label in _LABEL)
+        reasons = classify_tool(facts).reasons
+        if self._cache is not None:
+            self._cache.put(key, [[r.label, r.text, r.origin] for r in reasons])
+        return reasons
+
     def _classify(self, server: str, tool: LockedTool) -> Capabilities:
-        derived = classify_tool(self._facts(server, tool))
-        reasons: dict[Label, Reason] = {r.label: r for r in derived.reasons}
+        reasons: dict[Label, Reason] = {r.label: r for r in self._derived(server, tool)}
         cleared: dict[Label, Reason] = {}
         decided: set[Label] = set()
         for target in (("tools", f"{server}/{tool.name}"), ("servers", server)):  # the tool's table wins

@@ -23,6 +23,7 @@ from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
+from quiver.sources.capability_cache import CAPABILITY_CACHE_FILE, CapabilityCache
 from quiver.sources.files import write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
 from quiver.sources.validated import VALIDATED_FILE, read_validated, write_validated
@@ -67,7 +68,8 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     outputs: dict[str, bytes] = {}
     manifests = {}
     policies: Policies = {}
-    classifier = Classifier(project.config, project.lock, project.servers)
+    labels = CapabilityCache(root / CAPABILITY_CACHE_FILE)
+    classifier = Classifier(project.config, project.lock, project.servers, labels)
     checks = CheckUnits()
     for item in resolved:
         progress.advance()
@@ -82,6 +84,7 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
+    classifier.save()
     findings = [*unsnapshotted_findings(resolved), *unserved_findings(project)]
     for item in resolved:
         findings.extend(reference_findings(item))

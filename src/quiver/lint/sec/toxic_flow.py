@@ -14,6 +14,7 @@ from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.cache import cached_check
 from quiver.model import Finding
+from quiver.sources.capability_cache import CAPABILITY_CACHE_FILE, CapabilityCache
 
 
 def classifier_of(ctx: LintContext) -> Classifier:
@@ -21,7 +22,8 @@ def classifier_of(ctx: LintContext) -> Classifier:
     found = ctx.memo.get("capabilities.classifier")
     if not isinstance(found, Classifier):
         project = ctx.project
-        found = ctx.memo["capabilities.classifier"] = Classifier(project.config, project.lock, project.servers)
+        labels = CapabilityCache(project.root / CAPABILITY_CACHE_FILE)
+        found = ctx.memo["capabilities.classifier"] = Classifier(project.config, project.lock, project.servers, labels)
     return found
 
 
@@ -29,12 +31,17 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
     classifier = classifier_of(ctx)
     for resolved in ctx.resolved:
         flows = agent_flows(resolved, classifier)
-        for flow in flows.flows:
-            if flow.kind == "toxic":
-                rule = TOXIC_FLOW_THROUGH_BUILTIN if flow.through_builtin else TOXIC_FLOW
-                yield rule.finding(**_values(flows, flow))
-            elif not flow.through_builtin:  # through a shell, SEC102 has said it already
-                yield DESTRUCTIVE_FLOW.finding(**_values(flows, flow))
+        yield from _findings(flows)
+    classifier.save()
+
+
+def _findings(flows: AgentFlows) -> Iterator[Finding]:
+    for flow in flows.flows:
+        if flow.kind == "toxic":
+            rule = TOXIC_FLOW_THROUGH_BUILTIN if flow.through_builtin else TOXIC_FLOW
+            yield rule.finding(**_values(flows, flow))
+        elif not flow.through_builtin:  # a destructive flow through a host built-in is the host's to show
+            yield DESTRUCTIVE_FLOW.finding(**_values(flows, flow))
 
 
 # Whole-project, and a function of the input files only: a warm run reads the findings and classifies nothing.

@@ -13,7 +13,10 @@ from quiver.model import Finding, Location
 
 def _check(ctx: LintContext) -> Iterator[Finding]:
     config = ctx.project.config
-    for unused in classifier_of(ctx).unused():
+    classifier = classifier_of(ctx)
+    found = classifier.unused()
+    classifier.save()
+    for unused in found:
         override = unused.override
         server = override.name.partition("/")[0]
         yield UNUSED_CAPABILITY_OVERRIDE.finding(
