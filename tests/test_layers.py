@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.compile",
         "quiver.host_exports",
         "quiver.policy",
+        "quiver.capabilities",
         "quiver.advise",
         "quiver.routes",
         "quiver.stats",

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from quiver.cli import cli
 from quiver.compile import Budget
-from quiver.config import KEYS
+from quiver.config import CAPABILITY_LABELS, KEYS, SERVER_KEYS, TOOL_KEYS
 from quiver.metatools import META_TOOL_NAMES
 from quiver.model import Edit, Finding, Location
 from quiver.names import HOSTS
@@ -139,7 +139,9 @@ def test_the_config_schema_describes_every_key_the_config_reader_accepts() -> No
     schema = load_schema("quiver-config")
     assert set(KEYS) <= set(schema["properties"])
     policy = schema["$defs"]["policy"]
-    assert set(policy["properties"]) == set(POLICY_KEYS)
+    assert set(policy["properties"]) == set(SERVER_KEYS)
+    assert set(schema["$defs"]["toolPolicy"]["properties"]) == set(TOOL_KEYS)
+    assert set(schema["$defs"]["capabilities"]["properties"]) == set(CAPABILITY_LABELS)
     assert set(policy["properties"]["retry"]["properties"]) == set(DEFAULT_RETRY)
     assert policy["properties"]["approval"]["enum"] == list(APPROVALS)
     assert policy["properties"]["side_effect"]["enum"] == list(SIDE_EFFECTS)

@@ -95,11 +95,12 @@ def compile_command(
 @click.argument("tool", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @host_option
-def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host: str | None) -> None:
+@click.option("--flows", is_flag=True, help="The agent's toxic flows and each tool's capability labels, with reasons.")
+def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host: str | None, flows: bool) -> None:
     """Why each tool of AGENT is up front or deferred on its host, with the rule and the file:line that decided."""
     from quiver.commands.explain import run
 
-    click.echo(run(_root(project), agent, tool, fmt, host), nl=False)
+    click.echo(run(_root(project), agent, tool, fmt, host, flows=flows), nl=False)
 
 
 @cli.command("snapshot")

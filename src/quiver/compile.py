@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from quiver import __version__
+from quiver.capabilities.flows import agent_flows, manifest_flows, tool_labels
+from quiver.capabilities.overrides import Classifier
 from quiver.config import Config
 from quiver.errors import ConfigError, Position
 from quiver.hosts.model import Decision, ToolSearch
@@ -212,10 +214,15 @@ def build_manifest(
     lock: Lock | None = None,
     policies: Policies | None = None,
     definitions: Definitions | None = None,
+    classifier: Classifier | None = None,
 ) -> dict[str, JSON]:
     """One agent's manifest; `policies` and `definitions` share the per-tool policies and definitions
-    across the agents of a run."""
+    across the agents of a run, `classifier` the tools' capability labels (quiver.capabilities)."""
     agent = resolved.agent
+    if classifier is None:
+        classifier = Classifier(config, lock, {s.name: s for s in resolved.servers})
+    flows = agent_flows(resolved, classifier)
+    labels = tool_labels(flows)
     index = server_index(resolved)
     budget = budget_of(resolved, cache)
     gateway = gateway_budget_of(resolved, cache, index)
@@ -291,6 +298,7 @@ def build_manifest(
                 "names": dict(item.names),
                 "named": item.named,
                 "side_effect": policy["side_effect"],
+                "capabilities": labels.get(f"{item.server}/{item.tool.name}", []),
                 "policy": policy,
                 "sha256": item.tool.sha256,
                 "tokens": tool_tokens(item, cache),
@@ -342,6 +350,7 @@ def build_manifest(
         ],
         "budget": budget.to_json(),
         "gateway_budget": gateway.to_json(),
+        "flows": manifest_flows(flows, enforce=config.flows_enforce),
     }
     return manifest
 

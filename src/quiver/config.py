@@ -49,6 +49,7 @@ KEYS = frozenset(
         "hosts",
         "agent_hosts",
         "sessions",
+        "flows",
     }
 )
 AGENT_KINDS = ("copilot", "claude", "chatmode")
@@ -65,7 +66,12 @@ POLICY_KEYS = frozenset(
         "transient_errors",
     }
 )
-TOOL_KEYS = POLICY_KEYS | {"examples"}
+# Keys of those tables that are not execution policy: split out by `config_from_table`.
+CAPABILITIES_KEY = "capabilities"  # label overrides (issue 28: quiver.capabilities.overrides)
+SERVER_KEYS = POLICY_KEYS | {CAPABILITIES_KEY}
+TOOL_KEYS = POLICY_KEYS | {"examples", CAPABILITIES_KEY}
+CAPABILITY_LABELS = ("untrusted_input", "private_data", "exfiltration", "destructive")  # quiver.capabilities' LABELS
+FLOWS_KEYS = frozenset({"enforce"})
 # Keys of a `[[mcp_servers]]` entry: its name, the loading settings, and a server definition's fields.
 MCP_SERVER_KEYS = frozenset(
     {"name", "preload", "preload_tools", "deferTools", "description", "tools", "timeout_ms", "timeout"}
@@ -110,6 +116,9 @@ class Config:
     routes: str = ".quiver/routes.yaml"
     search: Literal["semantic", "lexical"] = "semantic"  # tool search ranking (`quiver.search.build_index`)
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "server/tool" -> user requests
+    # ("servers", name) / ("tools", "server/tool") -> {label: bool}: the `capabilities` of those tables
+    capabilities: Mapping[tuple[str, str], Mapping[str, bool]] = field(default_factory=dict)
+    flows_enforce: bool = False  # `[flows] enforce`: the gateway asks before a sink once untrusted input came in
     # (key, line, column) of each key quiver does not know; a policy table's key is dotted: `servers.time.timeout`
     unknown_keys: tuple[tuple[str, int, int], ...] = ()
     positions: Mapping[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)  # key path -> line, column
@@ -234,6 +243,15 @@ def config_from_table(
     if search not in ("semantic", "lexical"):
         raise fail("search", '"semantic" or "lexical"')
     tools, examples = _split_examples(tables("tools"), fail)
+    servers, server_caps = _split_capabilities("servers", tables("servers"), fail)
+    tools, tool_caps = _split_capabilities("tools", tools, fail)
+    flows = table.get("flows", {})
+    if not isinstance(flows, dict):
+        raise fail("flows", "a table (`[flows]`, key `enforce`)")
+    for name in sorted(set(flows) - FLOWS_KEYS):
+        raise fail(f"flows.{name}", "`enforce`, the one key of `[flows]`")
+    if not isinstance(flows.get("enforce", False), bool):
+        raise fail("flows.enforce", "true or false")
     unknown = tuple((k, *where(k)) for k in sorted(table) if k not in KEYS)
     host = table.get("host")
     if host is not None and host not in HOST_IDS:
@@ -266,7 +284,7 @@ def config_from_table(
         select=strings("select") + strings("extend_select"),
         ignore=strings("ignore"),
         severity=dict(severity),
-        servers=tables("servers"),
+        servers=servers,
         tools=tools,
         ledger=text("ledger", ".quiver/ledger.db"),
         mcp_servers=tuple(mcp_servers),
@@ -274,6 +292,8 @@ def config_from_table(
         routes=text("routes", ".quiver/routes.yaml"),
         search=search,
         examples=examples,
+        capabilities={**server_caps, **tool_caps},
+        flows_enforce=bool(flows.get("enforce", False)),
         unknown_keys=unknown,
     )
 
@@ -369,7 +389,7 @@ def unknown_key_hint(key: str) -> str:
         guess = difflib.get_close_matches(leaf, sorted(MCP_SERVER_KEYS), n=1)
         return f"did you mean `{guess[0]}`?" if guess else f"an entry takes {', '.join(sorted(MCP_SERVER_KEYS))}"
     if rest:
-        known = TOOL_KEYS if head == "tools" else POLICY_KEYS
+        known = TOOL_KEYS if head == "tools" else SERVER_KEYS
         guess = difflib.get_close_matches(key.rsplit(".", 1)[-1], sorted(known), n=1)
         return f"did you mean `{guess[0]}`?" if guess else f"an execution policy takes {', '.join(sorted(known))}"
     guess = difflib.get_close_matches(key, sorted(KEYS), n=1)
@@ -392,7 +412,7 @@ def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int,
     import dataclasses
 
     unknown = list(config.unknown_keys)
-    for head, tables, known in (("servers", config.servers, POLICY_KEYS), ("tools", config.tools, TOOL_KEYS)):
+    for head, tables, known in (("servers", config.servers, SERVER_KEYS), ("tools", config.tools, TOOL_KEYS)):
         for name, entry in sorted(tables.items()):
             for key in sorted(k for k in entry if k not in known):
                 unknown.append((f"{head}.{name}.{key}", *paths.get((head, name, key), (0, 0))))
@@ -488,3 +508,25 @@ def _split_examples(
             examples[name] = tuple(v.strip() for v in given)
         policies[name] = {k: v for k, v in entry.items() if k != "examples"}
     return policies, examples
+
+
+def _split_capabilities(
+    head: str, tables: dict[str, Mapping[str, JSON]], fail: Callable[[str, str], ConfigError]
+) -> tuple[dict[str, Mapping[str, JSON]], dict[tuple[str, str], Mapping[str, bool]]]:
+    """`servers.NAME` / `tools."server/tool"` tables without their `capabilities` (label overrides), and those."""
+    policies: dict[str, Mapping[str, JSON]] = {}
+    overrides: dict[tuple[str, str], Mapping[str, bool]] = {}
+    for name, entry in tables.items():
+        given = entry.get(CAPABILITIES_KEY)
+        if given is not None:
+            where = f"{head}.{name}.{CAPABILITIES_KEY}"
+            if not isinstance(given, dict):
+                raise fail(where, "a table of label = true | false, e.g. { private_data = false }")
+            for label, value in given.items():
+                if label not in CAPABILITY_LABELS:
+                    raise fail(f"{where}.{label}", f"one of {', '.join(CAPABILITY_LABELS)} (not {label!r})")
+                if not isinstance(value, bool):
+                    raise fail(f"{where}.{label}", "true or false")
+            overrides[(head, name)] = dict(given)
+        policies[name] = {k: v for k, v in entry.items() if k != CAPABILITIES_KEY}
+    return policies, overrides

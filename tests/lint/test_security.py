@@ -214,6 +214,99 @@ CASES = (
         ),
     ),
 )
+
+# Toxic flows (SEC101-104): a GitHub-like server (issues in, private repositories, comments out), read-only
+# local files, a fetcher and a destructive file tool, with the catalogs' real wording.
+REPO = {"owner": {"type": "string", "description": "Repository owner"}, "repo": {"type": "string"}}
+ISSUE_READ = described(
+    "issue_read",
+    "Get information about a specific issue in a GitHub repository.",
+    inputSchema={"type": "object", "properties": {**REPO, "issue_number": {"type": "number"}}},
+)
+FILE_CONTENTS = described(
+    "get_file_contents",
+    "Get the contents of a file or directory from a GitHub repository",
+    inputSchema={"type": "object", "properties": {**REPO, "path": {"type": "string"}}},
+)
+ADD_COMMENT = described(
+    "add_issue_comment",
+    "Add a comment to a specific issue in a GitHub repository.",
+    inputSchema={
+        "type": "object",
+        "properties": {**REPO, "issue_number": {"type": "number"}, "body": {"type": "string"}},
+    },
+    annotations=None,
+)
+GITHUB = [ADD_COMMENT, FILE_CONTENTS, ISSUE_READ]
+PATH = {"type": "object", "properties": {"path": {"type": "string", "description": "Path of the file."}}}
+LOCAL = [
+    described(
+        "list_directory", "Get a detailed listing of all files and directories in a specified path.", inputSchema=PATH
+    ),
+    described("read_text_file", "Read the complete contents of a file from the file system as text.", inputSchema=PATH),
+]
+FETCH = [
+    described(
+        "fetch",
+        "Fetches a URL from the internet and optionally extracts its contents as markdown.",
+        inputSchema={"type": "object", "properties": {"url": {"type": "string", "format": "uri"}}},
+    )
+]
+DELETE = [described("delete_file", "Delete a file.", inputSchema=PATH, annotations={"destructiveHint": True})]
+AGENT_UNSET = "---\ndescription: Writes the release notes.\n---\nDo the work.\n"
+FLOW_CASES = (
+    Case(
+        "SEC101",
+        Spec(
+            {"github": GITHUB, "files": LOCAL, "fetch": FETCH},
+            agents={
+                AGENT: agent("['github/*']"),
+                ".github/agents/research.agent.md": agent(
+                    "\n  - fetch/fetch\n  - files/*\n  - github/add_issue_comment"
+                ),
+            },
+        ),
+        Spec(
+            {"github": GITHUB, "files": LOCAL},
+            agents={
+                AGENT: agent("['files/*', 'read', 'search']"),
+                ".github/agents/triage.agent.md": agent("['github/*']"),
+            },
+            config="[servers.github]\ncapabilities = { private_data = false }  # public repositories only\n",
+        ),
+    ),
+    Case(
+        "SEC102",
+        Spec(
+            {"files": LOCAL},
+            agents={AGENT: agent("['execute', 'read']"), ".github/agents/notes.agent.md": AGENT_UNSET},
+        ),
+        Spec({"files": LOCAL}, agents={AGENT: agent("['read', 'edit', 'search', 'files/*']")}),
+    ),
+    Case(
+        "SEC103",
+        Spec({"fetch": FETCH, "files": DELETE}, agents={AGENT: agent("['fetch/fetch', 'files/*']")}),
+        Spec({"fetch": FETCH, "files": LOCAL}, agents={AGENT: agent("['fetch/fetch', 'files/list_directory']")}),
+    ),
+    Case(
+        "SEC104",
+        Spec(
+            {"github": GITHUB},
+            agents={AGENT: agent("['github/*']")},
+            config=(
+                "[servers.gitlab]\ncapabilities = { private_data = false }\n\n"
+                '[tools."github/add_issue_coment"]\ncapabilities = { exfiltration = false }\n\n'
+                '[tools."github/issue_read"]\ncapabilities = { untrusted_input = true }\n'
+            ),
+        ),
+        Spec(
+            {"github": GITHUB},
+            agents={AGENT: agent("['github/*']")},
+            config='[tools."github/add_issue_comment"]\ncapabilities = { exfiltration = false }\n',
+        ),
+    ),
+)
+CASES = (*CASES, *FLOW_CASES)
 BY_CODE = {case.code: case for case in CASES}
 
 
@@ -282,12 +375,15 @@ def test_the_223_tools_of_the_ten_real_servers_raise_no_security_finding(corpus:
     root = _corpus_project(tmp_path / "repo", sorted((corpus / "catalogs").glob("*.json")))
     lock = json.loads((root / "quiver.lock.json").read_text(encoding="utf-8"))
     assert sum(len(s["tools"]) for s in lock["servers"].values()) == 223
-    assert run(root, select=["SEC"]).findings == ()
+    assert run(root, select=["SEC00"]).findings == ()  # the text rules; the flows of its `*` agent:
+    flows = {f.rule: f for f in run(root, select=["SEC1"]).findings}
+    assert sorted(flows) == ["SEC101", "SEC103"]
+    assert "reach private data" in flows["SEC101"].message and flows["SEC101"].agent == "dev"
 
 
 def test_the_450_livemcpbench_tools_raise_no_security_error(corpus: Path, tmp_path: Path) -> None:
     root = _corpus_project(tmp_path / "repo", sorted((corpus / "catalogs-livemcpbench").glob("*.json")))
-    findings = run(root, select=["SEC"]).findings
+    findings = run(root, select=["SEC00"]).findings
     assert [f for f in findings if f.severity == "error"] == []
     # what remains: the same tool name served by two benchmark servers, both carried by the `*` agent
     assert {f.rule for f in findings} <= {"SEC007"}

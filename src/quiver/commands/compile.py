@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quiver.capabilities.overrides import Classifier
 from quiver.compile import (
     CheckUnit,
     CheckUnits,
@@ -33,6 +34,7 @@ from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
+from quiver.sources.capability_cache import CAPABILITY_CACHE_FILE, CapabilityCache
 from quiver.sources.files import inside, write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
 from quiver.sources.validated import VALIDATED_FILE, read_validated, write_validated
@@ -92,10 +94,12 @@ def _build(
     manifests = {}
     policies: Policies = {}
     definitions: Definitions = {}
+    labels = CapabilityCache(root / CAPABILITY_CACHE_FILE)
+    classifier = Classifier(project.config, project.lock, project.servers, labels)
     checks = CheckUnits() if checking_output() else None
     for item in resolved:
         progress.advance()
-        manifest = build_manifest(item, project.config, cache, project.lock, policies, definitions)
+        manifest = build_manifest(item, project.config, cache, project.lock, policies, definitions, classifier)
         outputs[f"{out_dir}/{manifest_file(item.agent.id)}"] = render_json(manifest)
         for api in emit_hosts:
             outputs[f"{out_dir}/{manifest_file(item.agent.id, f'.{api}.json')}"] = render_json(
@@ -111,6 +115,7 @@ def _build(
     if manifests or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
+    classifier.save()
     findings = [*unsnapshotted_findings(resolved), *unserved_findings(project)]
     for item in resolved:
         findings.extend(reference_findings(item))

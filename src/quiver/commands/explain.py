@@ -10,19 +10,23 @@ from quiver.commands.compile import CACHE_FILE
 from quiver.compile import budget_of
 from quiver.errors import UsageError
 from quiver.model import Agent
-from quiver.project import load_project
+from quiver.project import Project, load_project
 from quiver.report.budget import explain, explain_json
-from quiver.resolve import ResolvedTool, resolve_agent
+from quiver.resolve import ResolvedAgent, ResolvedTool, resolve_agent
 from quiver.sources.token_cache import TokenCache
 from quiver.suggest import closest, did_you_mean
 
 
-def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text", host: str | None = None) -> str:
+def run(
+    root: Path, agent_id: str, tool: str | None, fmt: str = "text", host: str | None = None, *, flows: bool = False
+) -> str:
     project = load_project(root)
     by_id = {a.id: a for a in project.agents}
     if agent_id not in by_id:
         raise UsageError(f"no agent `{agent_id}`", hint=_agent_hint(agent_id, project.agents))
     resolved = resolve_agent(by_id[agent_id], project, host=host)
+    if flows:
+        return _flows(project, resolved, tool, fmt)
     budget = budget_of(resolved, TokenCache(root / CACHE_FILE))
     text = explain(resolved, budget, tool)
     lock = project.config.lock
@@ -50,6 +54,18 @@ def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text", host: st
     if fmt == "json":
         return explain_json(resolved, budget, tool)
     return text + _examples(resolved.tools, project.config.examples, tool)
+
+
+def _flows(project: Project, resolved: ResolvedAgent, tool: str | None, fmt: str) -> str:
+    """`--flows`: the agent's toxic and destructive flows and every tool's capability labels (issue 28)."""
+    from quiver.capabilities.flows import agent_flows
+    from quiver.capabilities.overrides import Classifier
+    from quiver.report.flows import flows_json, flows_text
+
+    if tool is not None:
+        raise UsageError("`--flows` explains the whole agent", hint=f"run `quiver explain {resolved.agent.id} --flows`")
+    found = agent_flows(resolved, Classifier(project.config, project.lock, project.servers))
+    return flows_json(found) if fmt == "json" else flows_text(found)
 
 
 def _agent_hint(given: str, agents: Iterable[Agent]) -> str:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from quiver._search._gateway import SearchSetup
     from quiver.runtime._manifest import ManifestServer
-    from quiver.runtime.protocol import Executor
+    from quiver.runtime.protocol import Executor, PolicyHook
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 DEFAULT_HOST = "127.0.0.1"
@@ -115,8 +115,12 @@ def run(
     from quiver.runtime.serve import serve_http, serve_stdio, write_ready
     from quiver.runtime.telemetry import configure_tracing
 
-    if executor is None and not no_ledger:
-        executor = ledger_executor(root, ledger)
+    if executor is None:
+        from quiver.runtime.flow_guard import FlowGuard
+        from quiver.runtime.protocol import DirectExecutor
+
+        hook = FlowGuard(manifest) if manifest.flows_enforce else None  # `[flows] enforce` in the quiver config
+        executor = DirectExecutor(hook=hook) if no_ledger else ledger_executor(root, ledger, hook=hook)
     provider = configure_tracing(None, environ=os.environ)
     import time
 
@@ -203,9 +207,10 @@ def search_setup(root: Path) -> SearchSetup:
     return SearchSetup(root=root, semantic=config.search == "semantic", examples=config.examples)
 
 
-def ledger_executor(root: Path, ledger: str | None) -> Executor:
+def ledger_executor(root: Path, ledger: str | None, *, hook: PolicyHook | None = None) -> Executor:
     """A LedgerExecutor on the configured store (a SQLite file, created on first use, or a migrated
-    PostgreSQL database), approving through MCP elicitation where the client can."""
+    PostgreSQL database), approving through MCP elicitation where the client can; `hook` adjusts each
+    call's policy (the flow guard)."""
     from quiver.errors import InputError
     from quiver.runtime.approval import ElicitationApprover
     from quiver.runtime.executor import LedgerExecutor
@@ -219,4 +224,4 @@ def ledger_executor(root: Path, ledger: str | None) -> Executor:
         raise InputError(str(exc)) from None
     except LedgerError as exc:
         raise InputError(f"cannot open ledger {target.display()}: {exc}") from None
-    return LedgerExecutor(store, approver=ElicitationApprover())
+    return LedgerExecutor(store, approver=ElicitationApprover(), hook=hook)

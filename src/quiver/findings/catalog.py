@@ -175,6 +175,10 @@ SEC004    cross-tool-instruction                     quiver.lint.sec.tool_poison
 SEC005    exfiltration-url                           quiver.lint.sec.tool_poisoning
 SEC006    invisible-unicode                          quiver.lint.sec.tool_poisoning
 SEC007    tool-name-shadowing                        quiver.lint.sec.tool_name_shadowing
+SEC101    toxic-flow                                 quiver.lint.sec.toxic_flow
+SEC102    toxic-flow-through-builtin                 quiver.lint.sec.toxic_flow
+SEC103    destructive-flow                           quiver.lint.sec.toxic_flow
+SEC104    unused-capability-override                 quiver.lint.sec.unused_capability_override
 TOOL001   invalid-tool-name                          quiver.lint.tool.invalid_tool_name
 TOOL002   duplicate-tool-name                        quiver.lint.tool.duplicate_tool_name
 TOOL003   missing-tool-description                   quiver.lint.tool.tool_description

@@ -18,6 +18,9 @@ SECURITY_SEVERITY: Mapping[str, str] = {
     "SEC006": "7.0",  # invisible Unicode that hides text from reviewers
     "SEC007": "5.0",  # a tool name shadowing another server's tool
     "CTR094": "8.0",  # a change that brings hostile text into a tool (a rug pull; the SEC001-006 patterns)
+    "SEC101": "7.0",  # toxic flow: untrusted input, private data and a way out in one agent
+    "SEC102": "4.0",  # the same through a built-in shell (the host confirms each command)
+    "SEC103": "5.0",  # untrusted input and a destructive tool in one agent
     "MCP005": "8.8",  # a literal secret committed in an MCP config
     "MCP009": "5.3",  # plain-http (unencrypted) remote server URL
     "MCP010": "7.5",  # a download piped to a shell as the server command

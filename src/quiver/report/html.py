@@ -16,7 +16,7 @@ from typing import Any
 
 from quiver.advise import Advice, AgentAdvice
 from quiver.report.html_overview import CSS as OVERVIEW_CSS
-from quiver.report.html_overview import agent_table, budget, overview, shared_scale, totals, up_front_parts
+from quiver.report.html_overview import agent_table, budget, flow_badge, overview, shared_scale, totals, up_front_parts
 from quiver.stats import UsageStats
 
 __all__ = ["COLORS", "render_html"]
@@ -116,12 +116,13 @@ def _agent_section(manifest: Mapping[str, Any], advice: AgentAdvice | None, scal
         f'<p class="muted">{source}; {b.get("preloaded_tools", 0)} preloaded and {b.get("deferred_tools", 0)} '
         f"deferred tools; {b.get('initial_tokens', 0):,} tokens up front</p>" + _chart(agent, bars, scale)
     )
+    badge, _ = flow_badge(manifest)
     if folded:
         return (
-            f'<details id="agent-{escape(agent)}"><summary><b>{escape(agent)}</b> '
+            f'<details id="agent-{escape(agent)}"><summary><b>{escape(agent)}</b>{badge} '
             f"({b.get('initial_tokens', 0):,} up front)</summary>{facts}</details>"
         )
-    return f'<section id="agent-{escape(agent)}"><h3>{escape(agent)}</h3>{facts}</section>'
+    return f'<section id="agent-{escape(agent)}"><h3>{escape(agent)}{badge}</h3>{facts}</section>'
 
 
 def _chart(agent: str, bars: Sequence[tuple[str, Sequence[tuple[str, int]]]], scale: int) -> str:

@@ -39,6 +39,8 @@ cursor:pointer;color:inherit;text-align:inherit}
 .agents th[aria-sort=ascending] button::after{content:" \\25B2"}
 .agents th[aria-sort=descending] button::after{content:" \\25BC"}
 .agents td.why{max-width:22rem;overflow-wrap:anywhere}.agents tfoot td{font-weight:600}
+.flow{font-size:.75rem;padding:0 .3rem;border-radius:.2rem;white-space:nowrap}
+.flow.toxic{background:#fee2e2;color:#991b1b}.flow.builtin{background:#f3f4f6;color:#374151}
 #filter{font:inherit;padding:.25rem .4rem;width:100%;max-width:22rem;box-sizing:border-box}
 @media (max-width:640px){
 body{margin:1rem auto}.ov{grid-template-columns:minmax(0,1fr) 4.5rem}
@@ -157,7 +159,7 @@ def agent_table(manifests: Sequence[Mapping[str, Any]], advised: Mapping[str, Ag
     rows = [_row(m, advised.get(str(m["agent"]["id"])), columns) for m in by_weight(manifests)]
     foot = _total_row(manifests, advised, columns)
     return (
-        '<h2>Agents</h2><p><label for="filter" class="muted">Filter (agent, search, reason): </label>'
+        '<h2>Agents</h2><p><label for="filter" class="muted">Filter (agent, search, reason, flow): </label>'
         '<input id="filter" type="search" autocomplete="off"> '
         f'<span class="muted"><span id="shown">{len(rows)}</span> of {len(rows)} shown; click a heading to sort'
         f'</span></p><table id="agents" class="agents"><thead><tr>{head}</tr></thead>'
@@ -183,8 +185,9 @@ def _row(m: Mapping[str, Any], advice: AgentAdvice | None, columns: Sequence[tup
     agent = str(m["agent"]["id"])
     search = "on" if (m.get("tool_search") or {}).get("active") else "off"
     reason = _reason(m)
+    badge, flow = flow_badge(m)
     values: dict[str, tuple[str, str]] = {  # key -> (sort value, shown html)
-        "agent": (agent, f'<a href="#agent-{escape(agent)}">{escape(agent)}</a>'),
+        "agent": (agent, f'<a href="#agent-{escape(agent)}">{escape(agent)}</a>{badge}'),
         "search": (search, search),
         "reason": (reason, escape(reason)),
     }
@@ -193,13 +196,27 @@ def _row(m: Mapping[str, Any], advice: AgentAdvice | None, columns: Sequence[tup
     after = advice.initial_tokens_after if advice else None
     values["advised"] = (str(after if after is not None else -1), f"{after:,}" if after is not None else "-")
     data = "".join(f' data-{key}="{escape(values[key][0])}"' for key, _, _ in columns)
-    text = escape(f"{agent} {search} {reason}".lower())
+    text = escape(f"{agent} {search} {reason} {flow}".lower())
     cells = "".join(
         f'<td data-label="{escape(label)}"{" class=n" if numeric else ""}{" class=why" if key == "reason" else ""}>'
         f"{values[key][1]}</td>"
         for key, label, numeric in columns
     )
     return f'<tr{data} data-text="{text}">{cells}</tr>'
+
+
+def flow_badge(m: Mapping[str, Any]) -> tuple[str, str]:
+    """The agent's flow marker (html) and its words for the filter: a toxic flow through tools quiver knows
+    (SEC101), else one through a host built-in (SEC102); none when the manifest records no toxic flow."""
+    found = [f for f in (m.get("flows") or {}).get("found", []) if f.get("kind") == "toxic"]
+    if not found:
+        return "", ""
+    flow = found[0]
+    witness = flow.get("witness") or {}
+    chain = " -> ".join(str(witness.get(k, "?")) for k in ("untrusted_input", "private_data", "exfiltration"))
+    words, kind = ("flow via built-in", "builtin") if flow.get("through_builtin") else ("toxic flow", "toxic")
+    title = f"{words}: {chain} (quiver explain {m['agent']['id']} --flows)"
+    return f' <span class="flow {kind}" title="{escape(title)}">{words}</span>', words
 
 
 def _total_row(

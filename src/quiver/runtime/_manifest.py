@@ -41,6 +41,7 @@ class ManifestTool:
     definition: Mapping[str, JSON]  # the MCP Tool object as the server sent it when snapshotted
     policy: Mapping[str, JSON]
     tokens: int = 0  # what its schema costs in the model's context
+    capabilities: tuple[str, ...] = ()  # quiver.capabilities labels: untrusted_input, private_data, ...
 
     @property
     def description(self) -> str:
@@ -67,6 +68,7 @@ class Manifest:
     by_exposed: Mapping[str, ManifestTool] = field(default_factory=dict)
     by_key: Mapping[tuple[str, str], ManifestTool] = field(default_factory=dict)
     initial_tokens: int = 0  # the budget's tokens before the first tool call
+    flows_enforce: bool = False  # `[flows] enforce`: sinks need approval once a session read untrusted input
 
     @property
     def preloaded(self) -> tuple[ManifestTool, ...]:
@@ -136,6 +138,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
                 definition=dict(t["definition"]),
                 policy=dict(t.get("policy") or {}),
                 tokens=int(t.get("tokens") or 0),
+                capabilities=tuple(str(c) for c in t.get("capabilities") or ()),
             )
             for t in data["tools"]
         )
@@ -143,6 +146,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
         agent_id = str(agent["id"])
         agent_name = str(agent.get("name") or agent_id)
         initial_tokens = int((data.get("gateway_budget") or data.get("budget") or {}).get("initial_tokens") or 0)
+        flows_enforce = (data.get("flows") or {}).get("enforce") is True
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(
             f"`{where}` is malformed: {type(exc).__name__}: {exc}", hint="run `quiver compile` again"
@@ -161,6 +165,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
         by_exposed=by_exposed,
         by_key={(t.server, t.name): t for t in tools},
         initial_tokens=initial_tokens,
+        flows_enforce=flows_enforce,
     )
 
 

@@ -72,9 +72,11 @@ def elicitation(elicit: Elicit | None) -> Iterator[None]:
 def approval_message(action: Action) -> str:
     """The deterministic text shown to the approver. Pure."""
     arguments = action.arguments_value()
+    why = action.policy_value().get("approval_reason")  # a policy hook's reason (quiver.runtime.flow_guard)
     lines = [
         f"Approve `{action.server}/{action.tool}`?",
         f"Effect: {SIDE_EFFECT_TEXT.get(action.side_effect, action.side_effect)}",
+        *([f"Why: {why}"] if isinstance(why, str) and why else []),
         "Arguments:" if arguments else "Arguments: (none)",
         *(f"  {name} = {clip(canonical_json(value), MAX_ARGUMENT_CHARS)}" for name, value in sorted(arguments.items())),
         f"Requested by: {action.requester} (session {action.session_id})",

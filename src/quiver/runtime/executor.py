@@ -82,7 +82,7 @@ from quiver.runtime.ledger import (
     recovery_state,
     sha256_text,
 )
-from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, UpstreamError
+from quiver.runtime.protocol import CallOutcome, CallRequest, Dispatch, PolicyHook, UpstreamError
 from quiver.runtime.reconcile import reconcile_action, reconcile_pending
 from quiver.runtime.retry import Uniform, backoff_delays, is_ambiguous, should_retry
 from quiver.runtime.telemetry import ActionSpan, action_span, get_tracer
@@ -135,6 +135,7 @@ class LedgerExecutor:
         approver: Approver | None = None,
         owner: str | None = None,
         wait_s: float | None = None,
+        hook: PolicyHook | None = None,
     ) -> None:
         self.store = store
         self.owner = owner or default_owner()
@@ -144,11 +145,20 @@ class LedgerExecutor:
         self._tracer = tracer or get_tracer()
         self._approver = approver
         self._wait_s = wait_s
+        self._hook = hook  # e.g. quiver.runtime.flow_guard: raises a call's approval from its session's past
         self._probes: dict[str, tuple[float, float]] = {}  # action id -> (next reconcile probe at, last wait)
 
     async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
         """Run the call; raises `LedgerOutage` when the ledger could not record a step (saying whether the
         request had been sent upstream by then), never a result the ledger does not hold."""
+        if self._hook is not None:
+            request = self._hook.before(request)
+        outcome = await self._execute_spanned(request, dispatch)
+        if self._hook is not None:
+            self._hook.after(request, outcome)
+        return outcome
+
+    async def _execute_spanned(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
         side_effect = request.policy.get("side_effect")
         sent: list[bool] = []
 

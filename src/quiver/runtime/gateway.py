@@ -239,11 +239,12 @@ class Gateway(_MetaTools):
         """Whether a handshake-era stdio tools/call of `name` may be answered beside the SDK's dispatcher
         (`_stdio_calls`): a tool of the manifest, not a meta-tool (those notify and load tools); no tracer
         provider (the SDK's middleware and our span need the request context then); and a policy that
-        never asks for approval (eliciting one needs the SDK's session)."""
+        never asks for approval (eliciting one needs the SDK's session), nor can come to under the flow guard
+        (`[flows] enforce`: a tool that can send data out or destroy things)."""
         if (self._meta_tools and name in META_TOOL_NAMES) or tracing_configured():
             return False
         tool = self.manifest.by_exposed.get(name)
-        if tool is None:
+        if tool is None or (self.manifest.flows_enforce and {"exfiltration", "destructive"} & set(tool.capabilities)):
             return False
         _, checked = checked_policy(tool.policy)
         return isinstance(checked, ExecPolicy) and not checked.needs_approval

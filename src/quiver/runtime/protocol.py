@@ -74,14 +74,44 @@ class Executor(Protocol):
     async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome: ...
 
 
+class PolicyHook(Protocol):
+    """Adjusts a call's policy from what its session did before (`quiver.runtime.flow_guard`), and hears each
+    outcome. `before` returns the request to run (the same one, or one whose policy asks for approval)."""
+
+    def before(self, request: CallRequest) -> CallRequest: ...
+
+    def after(self, request: CallRequest, outcome: CallOutcome) -> None: ...
+
+
+APPROVAL_REASON_KEY = "approval_reason"  # a hook's reason for asking, kept in the call's policy
+
+
 class DirectExecutor:
-    """Dispatch once, no ledger: for tests and `quiver serve --no-ledger`."""
+    """Dispatch once, no ledger: for tests and `quiver serve --no-ledger`. With nowhere to record a pending
+    approval, a call whose hook asks for one is refused, naming the reason."""
+
+    def __init__(self, *, hook: PolicyHook | None = None) -> None:
+        self._hook = hook
 
     async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
         from quiver.runtime.telemetry import direct_span
 
+        if self._hook is not None:
+            request = self._hook.before(request)
+            reason = request.policy.get(APPROVAL_REASON_KEY)
+            if reason:
+                text = (
+                    f"refused: `{request.server}/{request.tool}` needs approval ({reason}), and a gateway without a "
+                    "ledger (`--no-ledger`) cannot ask for one; serve with a ledger to approve it"
+                )
+                outcome = CallOutcome(_error(text), "failed_final")
+                self._hook.after(request, outcome)
+                return outcome
         with direct_span(request) as finish:
-            return finish(await self._execute(request, dispatch))
+            outcome = finish(await self._execute(request, dispatch))
+        if self._hook is not None:
+            self._hook.after(request, outcome)
+        return outcome
 
     async def _execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
         timeout_s = float(request.policy.get("timeout_ms", 30_000)) / 1000

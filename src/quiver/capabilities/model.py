@@ -1,0 +1,54 @@
+"""The capability labels and a tool's classification: each label with the reason that set it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Label = Literal["untrusted_input", "private_data", "exfiltration", "destructive"]
+LABELS: tuple[Label, ...] = ("untrusted_input", "private_data", "exfiltration", "destructive")
+FLOW_LABELS: tuple[Label, ...] = ("untrusted_input", "private_data", "exfiltration")  # the lethal trifecta
+# How a label reads in a sentence ("an untrusted-input tool", "the exfiltration tools").
+SHOWN: dict[Label, str] = {
+    "untrusted_input": "untrusted input",
+    "private_data": "private data",
+    "exfiltration": "exfiltration",
+    "destructive": "destructive",
+}
+Origin = Literal["annotations", "side effect", "parameters", "description", "name", "built-in", "override"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a label is set (or, for an override that clears it, why it is not)."""
+
+    label: Label
+    text: str
+    origin: str  # an `Origin`
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """One tool's labels, each with the reason that set it, in LABELS order; `cleared` are labels the
+    classifier set and an override removed (the override is the reason)."""
+
+    reasons: tuple[Reason, ...] = ()
+    cleared: tuple[Reason, ...] = ()
+    label_set: frozenset[str] = field(init=False, repr=False, compare=False)  # `has` is asked per carried tool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label_set", frozenset(r.label for r in self.reasons))
+
+    @property
+    def labels(self) -> tuple[Label, ...]:
+        return tuple(r.label for r in self.reasons)
+
+    def has(self, label: Label) -> bool:
+        return label in self.label_set
+
+    def reason(self, label: Label) -> Reason | None:
+        return next((r for r in self.reasons if r.label == label), None)
+
+    def with_reasons(self, reasons: dict[Label, Reason], cleared: dict[Label, Reason]) -> Capabilities:
+        ordered = tuple(reasons[label] for label in LABELS if label in reasons)
+        return Capabilities(ordered, tuple(cleared[label] for label in LABELS if label in cleared))
