@@ -93,6 +93,7 @@ class SearchIndex:
         "_blocker",
         "_classes",
         "_config",
+        "_exact",
         "_fields",
         "_names",
         "_postings",
@@ -123,6 +124,7 @@ class SearchIndex:
         self._classes = [_intent.tool_class(d.tool) for d in docs]
         self._names = _intent.distinctive_names([d.server for d in docs], [d.tool for d in docs])
         self._servers = [frozenset(_text.terms(d.server)) for d in docs]
+        self._exact: dict[str, tuple[int, ...]] | None = None
         self._semantic: Semantic | None = None
         if vectors is not None:
             if len(vectors) != len(docs):
@@ -160,7 +162,10 @@ class SearchIndex:
         return cls(all_docs, rows, config_, vectors, purposes)
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
-        """The best `limit` tools for `query`, best first; an empty list when nothing matches."""
+        """The best `limit` tools for `query`, best first; an empty list when nothing matches.
+
+        A query that is a tool's exact name (`tool`, `server/tool`, `server__tool`, `mcp__server__tool`,
+        any case) ranks that tool first (every tool of that name, by server, for a bare name)."""
         config = self._config
         concepts = analyze(query, self._postings, self._typo_candidates, config.query)
         scores = _rank.score(self._postings, concepts, config.coordination)
@@ -172,11 +177,16 @@ class SearchIndex:
             scores = self._semantic.fuse(
                 vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
             )
-        if not scores or limit <= 0:
+        exact = self.exact(query)
+        if (not scores and not exact) or limit <= 0:
             return []
         if matched:
             self._adjust(query, concepts, scores, limit)
         docs = self.docs
+        if exact:
+            top = max(scores.values(), default=0.0)
+            for rank, i in enumerate(exact):  # above every other candidate, in (server, tool) order
+                scores[i] = top + EXACT_MARGIN * (len(exact) - rank)
         best = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], docs[kv[0]].server, docs[kv[0]].tool))
         terms = {t for c in concepts for t in c.terms}
         return [SearchHit(docs[i].server, docs[i].tool, round(s, 6), self._matched(i, terms)) for i, s in best]
@@ -187,7 +197,7 @@ class SearchIndex:
 
         Only candidates whose score could end on either side of the doc's, once moved, are adjusted; the
         rest are decided by their unadjusted score alone (a move is at most `reach`)."""
-        if self._semantic is not None:  # fused scores: no cheap bound, read the ranking
+        if self._semantic is not None or self.exact(query):  # no cheap bound: read the ranking
             hits = self.search(query, within)
             doc = self.docs[doc_index]
             found = [k for k, h in enumerate(hits) if (h.server, h.tool) == (doc.server, doc.tool)]
@@ -214,6 +224,17 @@ class SearchIndex:
             if ahead >= within:
                 return None
         return ahead + 1
+
+    def exact(self, query: str) -> tuple[int, ...]:
+        """The docs `query` names exactly (`exact_keys`), in (server, tool) order; () for none."""
+        if self._exact is None:
+            found: dict[str, list[int]] = {}
+            for i, doc in enumerate(self.docs):
+                for key in exact_keys(doc.server, doc.tool):
+                    found.setdefault(key, []).append(i)
+            docs = self.docs
+            self._exact = {k: tuple(sorted(v, key=lambda i: (docs[i].server, docs[i].tool))) for k, v in found.items()}
+        return self._exact.get(_exact_form(query), ())
 
     def _mover(
         self, query: str, concepts: Sequence[Concept], scores: Mapping[int, float]
@@ -288,6 +309,20 @@ class SearchIndex:
             names = [frozenset(f[0]) for f in self._fields]
             self._blocker = Blocker(names, [frozenset(f[1]) for f in self._fields], self._purposes)
         return self._blocker.similar(doc_index, limit)
+
+
+EXACT_MARGIN = 1.0  # an exactly named tool scores this much above the best other candidate (per rank)
+
+
+def exact_keys(server: str, tool: str) -> tuple[str, ...]:
+    """The forms a request may name a tool by exactly: its name, `server/tool`, `server__tool` and the
+    host form `mcp__server__tool` (compared case-insensitively)."""
+    s, t = server.lower(), tool.lower()
+    return (t, f"{s}/{t}", f"{s}__{t}", f"mcp__{s}__{t}")
+
+
+def _exact_form(query: str) -> str:
+    return query.strip().strip("`'\"").strip().lower()
 
 
 Row = tuple[dict[str, int], ...]  # per field of FIELDS, term -> count
