@@ -271,7 +271,7 @@ def test_a_tool_named_exactly_is_returned_even_when_no_word_of_it_is_indexed() -
     assert index.exact("srv/x10") == () and index.exact(" SRV/X9 ") == (0,)
 
 
-def test_the_shipped_tokenizer_is_upstreams_file_with_its_license_beside_it() -> None:
+def test_the_shipped_tokenizer_is_upstreams_file_byte_for_byte() -> None:
     import gzip
     import hashlib
 
@@ -280,5 +280,3 @@ def test_the_shipped_tokenizer_is_upstreams_file_with_its_license_beside_it() ->
     data = Path(_embed_id.__file__).with_name("data")
     raw = gzip.decompress((data / "minilm-tokenizer.json.gz").read_bytes())
     assert hashlib.sha256(raw).hexdigest() == _embed_id.TOKENIZER_SHA256
-    assert "Apache License" in (data / "LICENSE-all-MiniLM-L6-v2.txt").read_text(encoding="utf-8")
-    assert _embed_id.TOKENIZER_SHA256 in (data / "NOTICE-all-MiniLM-L6-v2.txt").read_text(encoding="utf-8")
