@@ -45,8 +45,17 @@ class Semantic:
         return best
 
     def fuse(
-        self, query_vector: Matrix, lexical: dict[int, float], *, depth: int, weight: float, rrf: int = 0
+        self,
+        query_vector: Matrix,
+        lexical: dict[int, float],
+        *,
+        depth: int,
+        weight: float,
+        rrf: int = 0,
+        parts: dict[int, tuple[float, float, float]] | None = None,
     ) -> dict[int, float]:
+        """Fused scores of the candidates; `parts`, when given, gets per candidate (words' share, the
+        embedding's share, cosine): the two shares sum to its fused score."""
         np = self._np
         cos = self.cosines(query_vector)
         depth = min(depth, self._ndocs)
@@ -55,7 +64,10 @@ class Semantic:
         lex_top = sorted(lexical.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
         dense_top = np.argsort(-cos, kind="stable")[:depth].tolist()
         if not lexical:  # no word of the query is in the index: only a clear embedding match counts
-            return {i: float(cos[i]) for i in dense_top if cos[i] >= UNMATCHED_COSINE}
+            kept = {i: float(cos[i]) for i in dense_top if cos[i] >= UNMATCHED_COSINE}
+            if parts is not None:
+                parts.update({i: (0.0, c, c) for i, c in kept.items()})
+            return kept
         ids = sorted({i for i, _ in lex_top} | set(dense_top))
         if rrf:
             lex_rank = {i: r for r, (i, _) in enumerate(lex_top)}
@@ -67,7 +79,11 @@ class Semantic:
             }
         lex = np.asarray([lexical.get(i, 0.0) for i in ids], dtype=np.float64)
         dense = cos[ids].astype(np.float64)
-        fused = _z(np, lex) + weight * _z(np, dense)
+        words, meaning = _z(np, lex), weight * _z(np, dense)
+        if parts is not None:
+            for i, w, m in zip(ids, words.tolist(), meaning.tolist(), strict=True):
+                parts[i] = (w, m, float(cos[i]))
+        fused = words + meaning
         return {i: float(s) for i, s in zip(ids, fused.tolist(), strict=True)}
 
 
