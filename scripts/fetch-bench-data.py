@@ -11,7 +11,8 @@ Writes, under DIR:
   catalogs-distractors/      real tool catalogs that do not overlap the corpus's servers, one JSON file per
                              server in the corpus's catalog format, for ranking at ~5,000 tools:
                              - docker/mcp-registry@818bf169: every `servers/*/tools.json` (MCP servers' own
-                               tools/list output), except servers the corpus already has (notion, context7)
+                               tools/list output), except servers the corpus already has (notion, context7); a
+                               tool listed without an inputSchema gets an empty object schema
                              - darosh/openapi-directory-lite@24eef4d4 (the APIs-guru OpenAPI directory, latest
                                version of each API): each API's operations as tools, the way an OpenAPI-to-MCP
                                bridge lists them (operationId, summary + description, parameters), APIs taken in
@@ -67,7 +68,9 @@ class Tree:
     def files(self, prefix: str) -> list[str]:
         out = subprocess.run(
             ["git", "--git-dir", str(self.git), "ls-tree", "-r", "--name-only", self.commit, "--", prefix],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         return sorted(out.splitlines())
 
@@ -112,10 +115,20 @@ def registry(src: Tree) -> list[dict[str, object]]:
         if meta in listed:
             found = re.search(r"^\s+description:\s*(.+)$", src.read(meta), re.MULTILINE)
             about = found.group(1).strip().strip("'\"") if found else ""
-        tools = [{k: t[k] for k in ("name", "description", "inputSchema") if k in t} for t in json.loads(src.read(tools_json))]
+        tools = [
+            {"name": t["name"], "description": t.get("description") or "", "inputSchema": _schema(t)}
+            for t in json.loads(src.read(tools_json))
+        ]
         source = f"{MCP_REGISTRY[0]}@{MCP_REGISTRY[1]}:servers/{server}/tools.json"
         cats.append({"server": server, "description": about, "source": source, "tools": tools})
     return cats
+
+
+def _schema(tool: dict[str, object]) -> object:
+    """The tool's inputSchema; the registry's summaries leave it out for tools without parameters, which an MCP
+    Tool cannot: those get an empty object schema."""
+    schema = tool.get("inputSchema")
+    return schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
 
 
 def _text(value: object) -> str:
