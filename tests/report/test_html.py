@@ -88,7 +88,7 @@ def test_budget_writes_the_report_with_the_advice_when_usage_was_recorded(served
     out = budget_command.run(served, served / "report.html")
     assert out.text.splitlines()[0].split() == ["agent", "search", "preloaded", "deferred", "tokens", "up", "front",
                                                 "all", "preloaded", "saving"]  # fmt: skip
-    assert out.text.splitlines()[2].split()[:6] == ["assistant", "on", "3", "9", "582", "970"]
+    assert out.text.splitlines()[2].split()[:6] == ["assistant", "on", "3", "9", "588", "970"]
     assert out.messages == (f"wrote {served / 'report.html'}",)
     page = (served / "report.html").read_text(encoding="utf-8")
     views = [manifest_view(json.loads((served / "build" / "quiver" / "assistant.json").read_text()))]
