@@ -52,8 +52,13 @@ quiver lint --project "$project" --format sarif --fail-on never --output "$out_d
 # Always diffed: a side without the lock file (the pull request that adds it, or removes it) is an empty
 # catalog, so every tool is added (info) or removed (error); with no lock on either side quiver says
 # "nothing to compare" in a note, which lands in the report.
+# QUIVER_CATALOGS (one path per line) diffs those catalogs at the base against the working tree instead.
 diff_base=()
 [ -n "$base" ] && diff_base=("$base")
+while IFS= read -r catalog; do
+  catalog="$(printf '%s' "$catalog" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')"
+  [ -n "$catalog" ] && diff_base+=(--catalog "$catalog")
+done <<< "${QUIVER_CATALOGS:-}"
 annotate quiver diff "${diff_base[@]}" --project "$project" --format github --changed-only --fail-on "$fail_on"
 whole quiver diff "${diff_base[@]}" --project "$project" --format json --fail-on "$fail_on"
 quiver diff "${diff_base[@]}" --project "$project" --format markdown --fail-on never --output "$part" 2>/dev/null \

@@ -198,3 +198,26 @@ def test_a_lock_under_another_name_or_removed_is_still_diffed_and_no_lock_anywhe
     summary = (bare / "summary.md").read_text()
     assert "## quiver diff" in summary and "nothing to compare" in summary
     assert json.loads((bare / "runner" / "quiver" / "sarif" / "diff.sarif").read_text())["runs"][0]["results"] == []
+
+
+def test_the_action_diffs_a_servers_snapshot_folder_named_in_catalogs(tmp_path: Path) -> None:
+    repo = tmp_path / "server"
+    snaps = repo / "pkg" / "github" / "__toolsnaps__"
+    snaps.mkdir(parents=True)
+    for name in ("get_issue", "close_issue"):
+        (snaps / f"{name}.snap").write_text(json.dumps(tool(name), indent=2, sort_keys=True) + "\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "dev")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    (snaps / "close_issue.snap").unlink()
+    git(repo, "commit", "-qam", "drop close_issue")
+    proc = run_action(repo, tmp_path, {"install": "", "base": "main", "catalogs": "pkg/github/__toolsnaps__\n"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "CTR001" in proc.stdout and "nothing to compare" not in proc.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert "close_issue" in summary and "| error | `CTR001` tool-removed |" in summary
+    results = json.loads((Path(outputs(tmp_path)["sarif"]) / "diff.sarif").read_text())["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["CTR001"]

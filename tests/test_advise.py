@@ -258,9 +258,9 @@ def test_applied_advice_lowers_tokens_per_session_and_discovery_steps_do_not_ris
     assert not compiled.errors
     compile_command.write(root, compiled, compiled.project.config.out)
     after_manifest = load_manifest(root)
-    loads = {f"{t['server']}/{t['name']}": t["load"] for t in after_manifest["tools"]}
+    loads = {f"{t['server']}/{t['name']}": t["gateway"]["load"] for t in after_manifest["tools"]}
     assert loads == {t["tool"]: t["advised"] for t in advice["tools"]}  # the patch gives what was advised
-    assert after_manifest["budget"]["initial_tokens"] == advice["initial_tokens"]["advised"]
+    assert after_manifest["gateway_budget"]["initial_tokens"] == advice["initial_tokens"]["advised"]
 
     after = record(root, after_manifest, plans, tmp_path / "rerun").agent("assistant")
     assert after is not None

@@ -30,8 +30,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.metatools",
         "quiver.since",
         "quiver.gc_pause",
+        "quiver.globs",
     ),
-    ("quiver.tokens",),
+    ("quiver.tokens", "quiver.hosts"),
     ("quiver.sources", "quiver.config"),
     ("quiver.project", "quiver.references", "quiver.resolve", "quiver.findings", "quiver.search", "quiver._search"),
     (

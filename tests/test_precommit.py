@@ -62,7 +62,7 @@ def test_the_hooks_file_is_a_valid_pre_commit_manifest() -> None:
 
 def _inputs() -> list[str]:
     """A path for every file quiver reads: each agent glob (`*` filled in), each MCP config, its own files."""
-    agents = [glob.replace("*", "triage") for glob in AGENT_GLOBS]
+    agents = [glob.replace("*", "triage") for glob, _ in AGENT_GLOBS]
     return [*agents, "x/triage.agent.md", *CONFIG_FILES, "quiver.lock.json", "quiver.toml", "pyproject.toml"]
 
 

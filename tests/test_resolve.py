@@ -9,6 +9,9 @@ from quiver.model import Finding
 from quiver.project import load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 
+# These tests pin quiver's own gateway rules (quiver.hosts.gateway: what `quiver serve` exposes directly);
+# each host's split is tested in tests/hosts/.
+
 
 def findings_of(r: ResolvedAgent) -> list[Finding]:
     """What lint and compile report about one agent's resolution, in their order."""
@@ -42,19 +45,19 @@ def one_agent(
 
 def test_29_mcp_tools_stay_below_the_threshold_and_everything_is_preloaded(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", n=29)
-    assert not r.tool_search.active
-    assert r.tool_search.reason == "29 MCP tools < threshold 30"
-    assert {t.load for t in r.tools} == {"preloaded"}
-    assert {t.decision.code for t in r.tools} == {"tool-search-inactive"}
+    assert not r.gateway_search.active
+    assert r.gateway_search.reason == "29 MCP tools < threshold 30"
+    assert {t.gateway_load for t in r.tools} == {"preloaded"}
+    assert {t.gateway_decision.code for t in r.tools} == {"tool-search-inactive"}
 
 
 def test_30_mcp_tools_reach_the_threshold_and_wildcard_tools_are_deferred(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", n=30)
-    assert r.tool_search.active
-    assert r.tool_search.reason == "30 MCP tools >= threshold 30"
-    assert {t.load for t in r.tools} == {"deferred"}
-    assert {t.decision.code for t in r.tools} == {"deferred"}
-    assert r.tools[0].decision.source is not None and r.tools[0].decision.source.line == 3
+    assert r.gateway_search.active
+    assert r.gateway_search.reason == "30 MCP tools >= threshold 30"
+    assert {t.gateway_load for t in r.tools} == {"deferred"}
+    assert {t.gateway_decision.code for t in r.tools} == {"deferred"}
+    assert r.tools[0].gateway_decision.source is not None and r.tools[0].gateway_decision.source.line == 3
 
 
 def test_builtins_are_always_preloaded_rule_1(tmp_path: Path) -> None:
@@ -72,20 +75,22 @@ def test_builtins_are_always_preloaded_rule_1(tmp_path: Path) -> None:
 
 def test_server_with_defer_tools_never_is_preloaded_rule_2(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", server=stdio(deferTools="never"))
-    assert {(t.load, t.decision.rule, t.decision.code) for t in r.tools} == {("preloaded", 2, "server-never-defers")}
-    source = r.tools[0].decision.source
+    assert {(t.gateway_load, t.gateway_decision.rule, t.gateway_decision.code) for t in r.tools} == {
+        ("preloaded", 2, "server-never-defers")
+    }
+    source = r.tools[0].gateway_decision.source
     assert source is not None and source.file == ".mcp.json" and source.line > 1
 
 
 def test_server_with_preload_true_is_preloaded_rule_2(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", server=stdio(preload=True))
-    assert {(t.decision.rule, t.decision.code) for t in r.tools} == {(2, "server-preloaded")}
+    assert {(t.gateway_decision.rule, t.gateway_decision.code) for t in r.tools} == {(2, "server-preloaded")}
 
 
 def test_preload_tools_entry_is_preloaded_rule_3_and_the_rest_deferred(tmp_path: Path) -> None:
     config = '[[mcp_servers]]\nname = "big"\npreload_tools = ["op_07"]\n'
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", config=config)
-    loads = {t.tool.name: (t.load, t.decision.rule) for t in r.tools}
+    loads = {t.tool.name: (t.gateway_load, t.gateway_decision.rule) for t in r.tools}
     assert loads["op_07"] == ("preloaded", 3)
     assert loads["op_08"] == ("deferred", 5)
 
@@ -93,15 +98,22 @@ def test_preload_tools_entry_is_preloaded_rule_3_and_the_rest_deferred(tmp_path:
 def test_named_tool_is_preloaded_rule_4_with_the_reference_position(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools:\n  - big/*\n  - big/op_03\n")
     named = r.tool("big", "op_03")
-    assert named is not None and named.load == "preloaded" and named.decision.rule == 4
-    assert named.decision.source is not None and (named.decision.source.line, named.decision.source.column) == (5, 5)
+    assert named is not None and named.gateway_load == "preloaded" and named.gateway_decision.rule == 4
+    assert named.gateway_decision.source is not None and (
+        named.gateway_decision.source.line,
+        named.gateway_decision.source.column,
+    ) == (5, 5)
     assert r.tool("big", "op_04").load == "deferred"  # type: ignore[union-attr]
 
 
 def test_deferred_tool_loading_defers_named_tools(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ndeferred-tool-loading: true\ntools: ['big/*', 'big/op_03']")
     named = r.tool("big", "op_03")
-    assert named is not None and named.load == "deferred" and named.decision.code == "deferred-tool-loading"
+    assert (
+        named is not None
+        and named.gateway_load == "deferred"
+        and named.gateway_decision.code == "deferred-tool-loading"
+    )
 
 
 def test_explicit_preload_false_defers_even_below_the_threshold(tmp_path: Path) -> None:
@@ -113,33 +125,33 @@ def test_explicit_preload_false_defers_even_below_the_threshold(tmp_path: Path) 
         config=config,
         extra_catalogs={"small": tools("s", 2)},
     )
-    assert r.tool_search.active
-    assert {t.load for t in r.tools if t.server == "big"} == {"deferred"}
-    assert {t.decision.code for t in r.tools if t.server == "big"} == {"server-not-preloaded"}
-    assert {t.load for t in r.tools if t.server == "small"} == {"preloaded"}
+    assert r.gateway_search.active
+    assert {t.gateway_load for t in r.tools if t.server == "big"} == {"deferred"}
+    assert {t.gateway_decision.code for t in r.tools if t.server == "big"} == {"server-not-preloaded"}
+    assert {t.gateway_load for t in r.tools if t.server == "small"} == {"preloaded"}
 
 
 def test_model_without_tool_search_support_loads_everything(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\nmodel: gpt-4.1\ntools: ['big/*']")
-    assert not r.tool_search.active
-    assert "does not support tool search" in r.tool_search.reason
-    assert {t.load for t in r.tools} == {"preloaded"}
+    assert not r.gateway_search.active
+    assert "does not support tool search" in r.gateway_search.reason
+    assert {t.gateway_load for t in r.tools} == {"preloaded"}
 
 
 def test_supported_models_turn_tool_search_on(tmp_path: Path) -> None:
     for model in ("claude-sonnet-4.5", "Claude Opus 4.1 (copilot)", "gpt-5.4", "GPT-5.5 (copilot)", "sonnet"):
         r = one_agent(tmp_path, f"description: d\nmodel: {model}\ntools: ['big/*']")
-        assert r.tool_search.active, model
+        assert r.gateway_search.active, model
     for model in ("claude-haiku-4.5", "gpt-5", "gpt-4o", "claude-3-5-sonnet"):
         r = one_agent(tmp_path, f"description: d\nmodel: {model}\ntools: ['big/*']")
-        assert not r.tool_search.active, model
+        assert not r.gateway_search.active, model
 
 
 def test_config_tool_search_never_and_always(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", config='tool_search = "never"\n')
-    assert not r.tool_search.active and {t.load for t in r.tools} == {"preloaded"}
+    assert not r.gateway_search.active and {t.gateway_load for t in r.tools} == {"preloaded"}
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", n=3, config='tool_search = "always"\n')
-    assert r.tool_search.active and {t.load for t in r.tools} == {"deferred"}
+    assert r.gateway_search.active and {t.gateway_load for t in r.tools} == {"deferred"}
 
 
 def test_unset_tools_means_every_tool_and_every_builtin(tmp_path: Path) -> None:
@@ -157,9 +169,9 @@ def test_unknown_tool_reference_suggests_the_closest_name(tmp_path: Path) -> Non
 
 
 def test_ambiguous_bare_name_is_an_error_and_unique_bare_name_resolves(tmp_path: Path) -> None:
-    r = one_agent(
+    r = one_agent(  # VS Code resolves bare tool names (Copilot CLI does not: tests/hosts)
         tmp_path,
-        "description: d\ntools: ['dup', 'only_here']",
+        "description: d\ntarget: vscode\ntools: ['dup', 'only_here']",
         extra_catalogs={"x": [tool("dup"), tool("only_here")], "y": [tool("dup")]},
     )
     assert [f.rule for f in findings_of(r)] == ["AGT009"]
@@ -209,4 +221,4 @@ def test_model_facing_names_are_recorded_per_host(tmp_path: Path) -> None:
 
 def test_one_mcp_tool_is_singular_in_the_reason(tmp_path: Path) -> None:
     r = one_agent(tmp_path, "description: d\ntools: ['big/*']", n=1)
-    assert r.tool_search.reason == "1 MCP tool < threshold 30"
+    assert r.gateway_search.reason == "1 MCP tool < threshold 30"

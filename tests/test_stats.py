@@ -160,19 +160,19 @@ def expected_figures(plans: list[SessionPlan], manifest: Mapping[str, Any]) -> d
     out: dict[str, Any] = {"tokens": 0, "steps": 0, "calls": 0, "invalid": 0, "errors": 0, "refused": 0}
     out |= {"used": {}, "unused_loads": {}, "preloaded_used": 0, "deferred_used": 0}
     for plan in plans:
-        out["tokens"] += manifest["budget"]["initial_tokens"]
+        out["tokens"] += manifest["gateway_budget"]["initial_tokens"]
         loaded: set[str] = set()
         used: set[str] = set()
         for c in plan.calls:
             if c.tool not in tools:
                 out["refused"] += 1
                 continue
-            deferred = tools[c.tool]["load"] == "deferred"
+            deferred = tools[c.tool]["gateway"]["load"] == "deferred"
             if deferred and c.tool not in loaded:
                 out["steps"] += 2
                 out["tokens"] += 200 + tools[c.tool]["tokens"]  # a search answer, then the described schema
                 for key in {c.tool, c.extra_load} - loaded:
-                    if key in tools and tools[key]["load"] == "deferred":
+                    if key in tools and tools[key]["gateway"]["load"] == "deferred":
                         loaded.add(key)
                         out["tokens"] += tools[key]["tokens"]
             out["calls"] += 1

@@ -121,3 +121,23 @@ def alias_names() -> list[str]:
 def known_names() -> list[str]:
     """Every built-in name, for did-you-mean suggestions."""
     return sorted({*ALIASES, *_CANONICAL, *VSCODE_TOOL_NAMES})
+
+
+def vscode_toolset_of(name: str) -> str | None:
+    """The alias of the tool set a VS Code tool or tool set belongs to (`runInTerminal` -> `execute`), or None."""
+    low = name.lower()
+    if low in ALIASES:
+        return low
+    for toolset, tools in VSCODE_TOOLSETS_TOOLS.items():
+        if toolset.lower() == low or low in (t.lower() for t in tools):
+            return toolset if toolset in ALIASES else _LEGACY_SETS.get(toolset)
+    return None
+
+
+# Legacy VS Code tool sets and the alias whose tools they hold.
+_LEGACY_SETS: dict[str, str | None] = {
+    "runCommands": "execute",
+    "runTasks": "execute",
+    "runNotebooks": "edit",
+    "testing": "execute",
+}

@@ -11,7 +11,7 @@ from quiver import __version__
 from quiver.commands import ledger_cli, usage_cli
 from quiver.commands._group import QuiverGroup
 from quiver.commands._options import color as _color
-from quiver.commands._options import output_option, project_option, report_options
+from quiver.commands._options import host_option, output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
 from quiver.commands.serve import LOG_LEVELS
@@ -37,19 +37,20 @@ def cli() -> None:
 @click.option("--out", default=None, help="Output directory (default: `out` in config, build/quiver).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the budget table.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@host_option
 def compile_command(
-    project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool, fmt: str
+    project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool, fmt: str, host: str | None
 ) -> None:
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
     from quiver.commands import compile as cmd
     from quiver.compile import budget_of
     from quiver.config import unknown_key_warnings
-    from quiver.report.budget import budget_json, budget_table, compile_rows
+    from quiver.report.budget import budget_json, budget_table, compile_rows, rows_of
     from quiver.report.lines import finding_line
     from quiver.sources.token_cache import TokenCache
 
     root = _root(project)
-    result = cmd.build(root, out=out, emit_hosts=emit_hosts, progress=True)
+    result = cmd.build(root, out=out, emit_hosts=emit_hosts, progress=True, host=host)
     out_dir = out or result.project.config.out
     for line in unknown_key_warnings(result.project.config):
         click.echo(line, err=True)
@@ -80,7 +81,7 @@ def compile_command(
         elif not quiet:
             cache = TokenCache(root / cmd.CACHE_FILE)
             rows = [(r, budget_of(r, cache)) for r in sorted(result.resolved, key=lambda r: r.agent.id)]
-            click.echo(budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows), nl=False)
+            click.echo(budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows_of(rows)), nl=False)
         click.echo(f"wrote {len(result.outputs)} file(s) to {out_dir}/", err=True)
     if result.errors:
         sys.exit(2)
@@ -93,11 +94,12 @@ def compile_command(
 @click.argument("agent")
 @click.argument("tool", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def explain_command(project: Path, agent: str, tool: str | None, fmt: str) -> None:
-    """Why each tool of AGENT is preloaded or deferred, with the file:line that decided."""
+@host_option
+def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host: str | None) -> None:
+    """Why each tool of AGENT is up front or deferred on its host, with the rule and the file:line that decided."""
     from quiver.commands.explain import run
 
-    click.echo(run(_root(project), agent, tool, fmt), nl=False)
+    click.echo(run(_root(project), agent, tool, fmt, host), nl=False)
 
 
 @cli.command("snapshot")
@@ -203,6 +205,14 @@ def lint_command(
     metavar="RANGE",
     help="Batch: diff every commit of RANGE (A..B) that touched the path BASE against its parent, in one process.",
 )
+@click.option(
+    "--catalog",
+    "catalogs",
+    metavar="PATH",
+    multiple=True,
+    help="Diff this tool catalog (a snapshot directory, tools/list JSON or lock file, from the project root) at "
+    "BASE against the working tree; repeatable. Instead of the project's lock file.",
+)
 @output_option
 def diff_command(
     project: Path,
@@ -213,11 +223,13 @@ def diff_command(
     fail_on: str,
     changed_only: bool,
     commits: str | None,
+    catalogs: tuple[str, ...],
     output: Path | None,
 ) -> None:
     """Which tool-contract changes between BASE and HEAD break callers (default: merge-base..working tree).
 
-    Each side is a git ref, a quiver.lock.json, a tools/list JSON or a directory of per-tool snapshots.
+    Each side is a git ref, a quiver.lock.json, a tools/list JSON, a directory of per-tool snapshots, or one
+    of these at a ref (REF:PATH).
     """
     from quiver.commands.diff import run
 
@@ -232,6 +244,7 @@ def diff_command(
         changed_only=changed_only,
         color=_color(output),
         commits=commits,
+        catalogs=catalogs,
     )
     sys.exit(code)
 

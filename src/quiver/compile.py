@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from quiver import __version__
 from quiver.config import Config
 from quiver.errors import ConfigError, Position
+from quiver.hosts.model import Decision, ToolSearch
 from quiver.jsonout import pretty_bytes
 from quiver.metatools import META_TOOLS
 from quiver.model import JSON, Location, Lock, sha256_json
@@ -20,11 +21,19 @@ from quiver.resolve import ResolvedAgent, ResolvedTool
 from quiver.sources.token_cache import TokenCache
 from quiver.tokens import encoder_name, tool_payload
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
+    """One agent's tokens before its first tool call, as a host (or quiver's gateway) loads its tools.
+
+    `meta_tool_tokens` is the search machinery deferral adds up front (quiver's meta-tools, or the host's
+    own search tool where the host adds it only to reach deferred tools); `server_index_tokens` is what the
+    model reads of the deferred tools (quiver's server index, or Claude Code's list of deferred tool names);
+    `skill_tokens` the skills up front (every visible skill's name and description, and the bodies of the
+    skills the agent names), `skill_deferred_tokens` the bodies loaded only when used."""
+
     preloaded_tools: int
     deferred_tools: int
     preloaded_tokens: int
@@ -32,13 +41,16 @@ class Budget:
     meta_tool_tokens: int
     server_index_tokens: int
     baseline_tokens: int
+    skill_tokens: int = 0
+    skill_deferred_tokens: int = 0
 
     @property
     def initial_tokens(self) -> int:
-        """Tokens before the first tool call: preloaded schemas, plus meta-tools and index when deferring."""
+        """Tokens before the first tool call: preloaded schemas and skills, plus the search machinery and the
+        index of deferred tools when deferring."""
         if self.deferred_tools == 0:
-            return self.preloaded_tokens
-        return self.preloaded_tokens + self.meta_tool_tokens + self.server_index_tokens
+            return self.preloaded_tokens + self.skill_tokens
+        return self.preloaded_tokens + self.meta_tool_tokens + self.server_index_tokens + self.skill_tokens
 
     @property
     def saving_tokens(self) -> int:
@@ -57,6 +69,8 @@ class Budget:
             "saving_ratio": ratio,
             "saving_tokens": self.saving_tokens,
             "server_index_tokens": self.server_index_tokens,
+            "skill_deferred_tokens": self.skill_deferred_tokens,
+            "skill_tokens": self.skill_tokens,
         }
 
 
@@ -76,10 +90,11 @@ def tool_tokens(item: ResolvedTool, cache: TokenCache) -> int:
 
 
 def server_index(resolved: ResolvedAgent) -> list[dict[str, JSON]]:
-    """What the model sees of servers whose tools are deferred: name, description, deferred count."""
+    """What the model sees of servers whose tools quiver serve keeps behind its meta-tools: name,
+    description, count of those tools."""
     deferred: dict[str, int] = {}
     for item in resolved.tools:
-        if item.load == "deferred":
+        if item.gateway_load == "deferred":
             deferred[item.server] = deferred.get(item.server, 0) + 1
     return [
         {"description": s.description or "", "name": s.name, "tools": deferred[s.name]}
@@ -88,10 +103,47 @@ def server_index(resolved: ResolvedAgent) -> list[dict[str, JSON]]:
     ]
 
 
-def budget_of(resolved: ResolvedAgent, cache: TokenCache, index: list[dict[str, JSON]] | None = None) -> Budget:
-    """The agent's token budget; `index` is its `server_index` when the caller has it already."""
+def skill_tokens(resolved: ResolvedAgent, cache: TokenCache) -> SkillTokens:
+    """(up front, deferred) tokens of the agent's skills: the host's listing of every visible skill's name
+    and description, plus the bodies of the skills it names; the other bodies load only when used."""
+    if not resolved.skills:
+        return 0, 0
+    listing = resolved.host.skill_listing([(s.id, s.description or "") for s in resolved.skills])
+    named = {s.path for s in resolved.named_skills}
+    up = cache.count(listing) + sum(cache.count(s.body) for s in resolved.skills if s.path in named)
+    later = sum(cache.count(s.body) for s in resolved.skills if s.path not in named)
+    return up, later
+
+
+def budget_of(resolved: ResolvedAgent, cache: TokenCache) -> Budget:
+    """The agent's token budget as its host loads its tools and skills (the true cost of running it)."""
     pre = [tool_tokens(t, cache) for t in resolved.tools if t.load == "preloaded"]
-    deferred = [tool_tokens(t, cache) for t in resolved.tools if t.load == "deferred"]
+    deferred = [t for t in resolved.tools if t.load == "deferred"]
+    deferred_tokens = [tool_tokens(t, cache) for t in deferred]
+    split = resolved.split
+    listing = 0
+    if split is not None and split.lists_deferred and deferred:
+        key = resolved.host.names_key
+        listing = cache.count("\n".join(t.names.get(key, t.tool.name) for t in deferred))
+    up, later = skill_tokens(resolved, cache)
+    return Budget(
+        preloaded_tools=len(pre),
+        deferred_tools=len(deferred),
+        preloaded_tokens=sum(pre),
+        deferred_tokens=sum(deferred_tokens),
+        meta_tool_tokens=split.search_tool_tokens if split is not None else 0,
+        server_index_tokens=listing,
+        baseline_tokens=sum(pre) + sum(deferred_tokens) + up + later,
+        skill_tokens=up,
+        skill_deferred_tokens=later,
+    )
+
+
+def gateway_budget_of(resolved: ResolvedAgent, cache: TokenCache, index: list[dict[str, JSON]] | None = None) -> Budget:
+    """The agent's token budget through `quiver serve`: what it exposes directly, plus its meta-tools and
+    server index while it keeps anything behind them; `index` is its `server_index` when the caller has it."""
+    pre = [tool_tokens(t, cache) for t in resolved.tools if t.gateway_load == "preloaded"]
+    deferred = [tool_tokens(t, cache) for t in resolved.tools if t.gateway_load == "deferred"]
     index = server_index(resolved) if index is None else index
     return Budget(
         preloaded_tools=len(pre),
@@ -102,6 +154,9 @@ def budget_of(resolved: ResolvedAgent, cache: TokenCache, index: list[dict[str, 
         server_index_tokens=cache.count_json(index) if index else 0,
         baseline_tokens=sum(pre) + sum(deferred),
     )
+
+
+SkillTokens = tuple[int, int]  # (up front, deferred)
 
 
 # A tool's execution policy by (server, tool sha256, server timeout): one per distinct tool in a run. The dicts
@@ -136,7 +191,8 @@ def build_manifest(
     """One agent's manifest; `policies` shares the per-tool policies across the agents of a run."""
     agent = resolved.agent
     index = server_index(resolved)
-    budget = budget_of(resolved, cache, index)
+    budget = budget_of(resolved, cache)
+    gateway = gateway_budget_of(resolved, cache, index)
     pins: dict[str, list[str]] = {}  # server -> its carried tools' pins, in tool order
     for item in resolved.tools:
         pins.setdefault(item.server, []).append(item.tool.sha256)
@@ -166,26 +222,43 @@ def build_manifest(
     memo = policies if policies is not None else {}
     timeouts = {s.name: s.timeout_ms for s in resolved.servers}
     reasons: dict[int, dict[str, JSON]] = {}  # by id: the agent's tools share a few Decision objects
+
+    def reason_of(decision: Decision | None) -> dict[str, JSON]:
+        if decision is None:
+            decision = _NO_DECISION
+        found = reasons.get(id(decision))
+        if found is None:
+            found = reasons[id(decision)] = {
+                "basis": decision.basis,
+                "code": decision.code,
+                "host": decision.host,
+                "rule": decision.rule,
+                "source": loc(decision.source),
+                "text": decision.text,
+            }
+        return found
+
+    gateway_entries: dict[tuple[str, int], dict[str, JSON]] = {}
     for item in resolved.tools:
         definition = item.tool.definition
         distinct = (item.server, item.tool.sha256, timeouts[item.server])
         policy = memo.get(distinct)
         if policy is None:
             policy = memo[distinct] = tool_policy(item, timeouts[item.server], config, lock)
-        reason = reasons.get(id(item.decision))
-        if reason is None:
-            reason = reasons[id(item.decision)] = {
-                "code": item.decision.code,
-                "rule": item.decision.rule,
-                "source": loc(item.decision.source),
-                "text": item.decision.text,
+        through = (item.gateway_load, id(item.gateway_decision))
+        gateway_entry = gateway_entries.get(through)
+        if gateway_entry is None:
+            gateway_entry = gateway_entries[through] = {
+                "load": item.gateway_load,
+                "reason": reason_of(item.gateway_decision),
             }
         tools.append(
             {
                 "server": item.server,
                 "name": item.tool.name,
                 "load": item.load,
-                "reason": reason,
+                "reason": reason_of(item.decision),
+                "gateway": gateway_entry,
                 "names": dict(item.names),
                 "named": item.named,
                 "side_effect": policy["side_effect"],
@@ -210,24 +283,73 @@ def build_manifest(
             "deferred_tool_loading": agent.deferred_tool_loading,
             "prompt_sha256": agent.prompt_sha256,
         },
-        "tool_search": {
-            "active": resolved.tool_search.active,
-            "reason": resolved.tool_search.reason,
-            "mcp_tools": resolved.tool_search.mcp_tools,
-            "threshold": resolved.tool_search.threshold,
-        },
+        "host": host_json(resolved),
+        "tool_search": tool_search_json(resolved.tool_search),
+        "gateway_tool_search": tool_search_json(resolved.gateway_search or resolved.tool_search),
         "builtins": [
-            {"canonical": b.canonical, "kind": b.kind, "ref": b.ref, "source": loc(b.location)}
+            {
+                "canonical": b.canonical,
+                "kind": b.kind,
+                "note": b.note,
+                "ref": b.ref,
+                "sent": list(b.sent),
+                "source": loc(b.location),
+            }
             for b in resolved.builtins
         ],
         "host_servers": list(resolved.host_servers),
         "servers": servers,
         "tools": tools,
-        "meta_tools": [str(t["name"]) for t in META_TOOLS] if budget.deferred_tools else [],
+        "meta_tools": [str(t["name"]) for t in META_TOOLS] if gateway.deferred_tools else [],
         "server_index": index,
+        "skills": [
+            {
+                "body": "up_front" if s in resolved.named_skills else "deferred",
+                "description": s.description or "",
+                "name": s.id,
+                "source": s.path,
+            }
+            for s in resolved.skills
+        ],
         "budget": budget.to_json(),
+        "gateway_budget": gateway.to_json(),
     }
     return manifest
+
+
+_NO_DECISION = Decision(0, "tool-search-inactive", "", None)
+
+
+def tool_search_json(search: ToolSearch) -> dict[str, JSON]:
+    return {
+        "active": search.active,
+        "measured": search.measured,
+        "mcp_tools": search.mcp_tools,
+        "reason": search.reason,
+        "threshold": search.threshold,
+        "unit": search.unit,
+    }
+
+
+def host_json(resolved: ResolvedAgent) -> dict[str, JSON]:
+    """The host an agent is resolved for, why, its model, and what it does with its own tools."""
+    host = resolved.host
+    split = resolved.split
+    return {
+        "basis": host.basis,
+        "behind_gateway": host.behind_gateway(),
+        "builtins_deferred": list(split.builtins_deferred) if split else [],
+        "builtins_up_front": list(split.builtins_up) if split else [],
+        "description_limit": host.description_limit,
+        "id": host.id.value,
+        "lists_deferred_names": bool(split and split.lists_deferred),
+        "model": resolved.model,
+        "model_source": resolved.model_source,
+        "name": host.name,
+        "reason": resolved.host_reason,
+        "search_tool": split.search_tool if split else None,
+        "version": host.version,
+    }
 
 
 def pin_reconcile(reconcile: JSON, server: str, tool: str, lock: Lock | None, config: Config) -> dict[str, JSON]:
@@ -268,7 +390,7 @@ class CheckUnits:
 
     def __init__(self) -> None:
         self.units: dict[str, CheckUnit] = {}
-        self._kinds: set[tuple[str, str, str]] = set()
+        self._kinds: set[tuple[str, str, str, str]] = set()
 
     def _add(self, label: str, document: dict[str, JSON], schema: str) -> None:
         self.units.setdefault(sha256_json(document), CheckUnit(label, document, schema))
@@ -278,7 +400,7 @@ class CheckUnits:
         skeleton = {**manifest, "tools": []}
         self._add(agent, skeleton, "manifest")
         for tool in manifest["tools"]:
-            kind = (tool["load"], tool["reason"]["code"], tool["side_effect"])
+            kind = (tool["load"], tool["reason"]["code"], tool["side_effect"], tool["gateway"]["reason"]["code"])
             if kind not in self._kinds:
                 self._kinds.add(kind)
                 label = f"{agent} (tool `{tool['server']}/{tool['name']}`)"
@@ -287,6 +409,12 @@ class CheckUnits:
 
     def index(self, index: dict[str, JSON]) -> None:
         self._add("index.json", index, "index")
+
+
+def manifest_file(agent_id: str, suffix: str = ".json") -> str:
+    """An agent's manifest file, relative to the output folder: a Claude Code plugin's agent
+    (`plugin:agent`) in its plugin's folder (`plugin/agent.json`)."""
+    return agent_id.replace(":", "/") + suffix
 
 
 def render_json(document: JSON) -> bytes:
@@ -301,10 +429,12 @@ def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[s
         agents.append(
             {
                 "id": agent_id,
-                "manifest": f"{agent_id}.json",
+                "manifest": manifest_file(agent_id),
                 "source": m["agent"]["source"],
+                "host": m["host"]["id"],
                 "tool_search": m["tool_search"]["active"],
                 "budget": m["budget"],
+                "gateway_budget": m["gateway_budget"],
             }
         )
     return {"manifestVersion": MANIFEST_VERSION, "generator": f"quiver {__version__}", "out": out, "agents": agents}

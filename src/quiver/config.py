@@ -8,7 +8,11 @@ from pathlib import Path
 from typing import Literal
 
 from quiver.errors import ConfigError, Position
+from quiver.hosts.model import HostId
 from quiver.model import JSON
+
+HOST_IDS = tuple(h.value for h in HostId)
+AGENT_HOST_IDS = tuple(h.value for h in HostId if not h.value.endswith("-api"))
 
 DEFAULT_THRESHOLD = 30
 # Models whose host supports tool search (DESIGN §3): Claude Sonnet/Opus 4+, GPT-5.4+, or unset.
@@ -40,8 +44,14 @@ KEYS = frozenset(
         "per_file_ignores",
         "routes",
         "search",
+        "exclude",
+        "host",
+        "hosts",
+        "agent_hosts",
+        "sessions",
     }
 )
+AGENT_KINDS = ("copilot", "claude", "chatmode")
 # Keys of a `servers.NAME` / `tools."server/tool"` execution-policy table (DESIGN §7; checked in policy.py).
 POLICY_KEYS = frozenset(
     {
@@ -59,9 +69,24 @@ TOOL_KEYS = POLICY_KEYS | {"examples"}
 
 
 @dataclass(frozen=True, slots=True)
+class AgentGlob:
+    """An `agents` entry: a glob of agent files, and optionally the format they are in (`kind`: a folder of
+    Claude Code subagents is `claude`) and the host that runs them."""
+
+    path: str
+    kind: Literal["copilot", "claude", "chatmode"] | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     path: str | None = None
-    agents: tuple[str, ...] = ()
+    agents: tuple[AgentGlob, ...] = ()
+    exclude: tuple[str, ...] = ()  # globs of files that are not agents (or skills)
+    host: str | None = None  # the host of every agent (else inferred per agent: quiver.hosts.infer)
+    hosts: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)  # host id -> its settings
+    agent_hosts: Mapping[str, str] = field(default_factory=dict)  # agent id -> host id
+    sessions: tuple[str, ...] = ()  # hosts whose main session (no agent file) is compiled too
     mcp_configs: tuple[str, ...] = ()
     lock: str = "quiver.lock.json"
     out: str = "build/quiver"
@@ -209,9 +234,27 @@ def config_from_table(
         raise fail("search", '"semantic" or "lexical"')
     tools, examples = _split_examples(tables("tools"), fail)
     unknown = tuple((k, *where(k)) for k in sorted(table) if k not in KEYS)
+    host = table.get("host")
+    if host is not None and host not in HOST_IDS:
+        raise fail("host", f"one of {', '.join(HOST_IDS)}")
+    agent_hosts = table.get("agent_hosts", {})
+    if not isinstance(agent_hosts, dict):
+        raise fail("agent_hosts", "a table of agent id = host")
+    for agent, value in agent_hosts.items():
+        if value not in HOST_IDS:
+            raise fail(f"agent_hosts.{agent}", f"one of {', '.join(HOST_IDS)}")
+    sessions = strings("sessions")
+    for ident in sessions:
+        if ident not in AGENT_HOST_IDS:
+            raise fail("sessions", f"a list of hosts: {', '.join(AGENT_HOST_IDS)}")
     return Config(
         path=name,
-        agents=strings("agents"),
+        sessions=sessions,
+        agents=_agent_globs(table.get("agents", []), fail),
+        exclude=strings("exclude"),
+        host=host,
+        hosts=_host_settings(tables("hosts"), fail),
+        agent_hosts=dict(agent_hosts),
         mcp_configs=strings("mcp_configs"),
         lock=text("lock", "quiver.lock.json"),
         out=text("out", "build/quiver"),
@@ -232,6 +275,74 @@ def config_from_table(
         examples=examples,
         unknown_keys=unknown,
     )
+
+
+def _agent_globs(value: JSON, fail: Callable[[str, str], ConfigError]) -> tuple[AgentGlob, ...]:
+    """`agents`: globs, or tables `{path, kind, host}` (`[[agents]]`)."""
+    what = 'a list of globs, or of tables `{path = "...", kind = "claude"}`'
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise fail("agents", what)
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            out.append(AgentGlob(item))
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not item["path"].strip():
+            raise fail("agents", what)
+        unknown = sorted(set(item) - {"path", "kind", "host"})
+        if unknown:
+            raise fail(f"agents.{unknown[0]}", f"one of `path`, `kind`, `host` in an `agents` table (entry {i + 1})")
+        kind, host = item.get("kind"), item.get("host")
+        if kind is not None and kind not in AGENT_KINDS:
+            raise fail("agents.kind", f"one of {', '.join(AGENT_KINDS)}")
+        if host is not None and host not in HOST_IDS:
+            raise fail("agents.host", f"one of {', '.join(HOST_IDS)}")
+        out.append(AgentGlob(item["path"], kind, host))
+    return tuple(out)
+
+
+def _host_settings(
+    tables: Mapping[str, Mapping[str, JSON]], fail: Callable[[str, str], ConfigError]
+) -> dict[str, Mapping[str, JSON]]:
+    """`[hosts.<id>]`: each host's settings, checked against the keys that host takes."""
+    from quiver.hosts import host as host_of
+
+    out: dict[str, Mapping[str, JSON]] = {}
+    for ident, settings in tables.items():
+        if ident not in HOST_IDS:
+            raise fail(f"hosts.{ident}", f"a table named after a host: one of {', '.join(HOST_IDS)}")
+        known = host_of(ident).settings
+        for key, value in settings.items():
+            if key not in known:
+                raise fail(f"hosts.{ident}.{key}", f"one of {', '.join(sorted(known))} for {ident}")
+            if key == "model" and not (isinstance(value, str) and value.strip()):
+                raise fail(f"hosts.{ident}.model", "a model name")
+            if key == "enable_tool_search" and not _tool_search_setting(value):
+                raise fail(f"hosts.{ident}.{key}", '"true", "false", "auto" or "auto:N" (N a whole number 0-100)')
+            if key in ("context_window", "virtual_tools_threshold") and not (
+                isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100_000_000
+            ):
+                raise fail(f"hosts.{ident}.{key}", "a whole number >= 0")
+            if key == "provider" and value not in ("github", "anthropic", "openai", "azure"):
+                what = '"github" (the default) or a custom provider type ("anthropic", ...)'
+                raise fail(f"hosts.{ident}.{key}", what)
+            if key in ("tool_search", "offline") and not isinstance(value, bool):
+                raise fail(f"hosts.{ident}.{key}", "true or false")
+        out[ident] = dict(settings)
+    return out
+
+
+def _tool_search_setting(value: JSON) -> bool:
+    """A value of Claude Code's ENABLE_TOOL_SEARCH as quiver.toml may give it."""
+    if isinstance(value, bool):
+        return True
+    if not isinstance(value, str):
+        return False
+    text = value.strip().lower()
+    if text in ("", "true", "false", "auto"):
+        return True
+    return text.startswith("auto:") and text[5:].isdigit() and int(text[5:]) <= 100
 
 
 def unknown_key_hint(key: str) -> str:

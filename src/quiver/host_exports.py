@@ -54,7 +54,7 @@ def anthropic_tools(manifest: Mapping[str, Any]) -> list[JSON]:
         entry: dict[str, JSON] = {"name": t["names"]["api"], "input_schema": d.get("inputSchema", {"type": "object"})}
         if d.get("description"):
             entry["description"] = d["description"]
-        if t["load"] == "deferred":
+        if _gateway_load(t) == "deferred":
             entry["defer_loading"] = True
         tools.append(entry)
     return tools
@@ -92,7 +92,7 @@ def _openai_function(t: Mapping[str, Any], name: str) -> dict[str, JSON]:
     }
     if d.get("description"):
         entry["description"] = d["description"]
-    if t["load"] == "deferred":
+    if _gateway_load(t) == "deferred":
         entry["defer_loading"] = True
     return entry
 
@@ -183,4 +183,11 @@ def _split(tools: Sequence[JSON], host: str) -> tuple[list[JSON], list[JSON], in
 
 
 def _any_deferred(entries: Sequence[Mapping[str, Any]]) -> bool:
-    return any(t["load"] == "deferred" for t in entries)
+    return any(_gateway_load(t) == "deferred" for t in entries)
+
+
+def _gateway_load(tool: Mapping[str, JSON]) -> str:
+    """What quiver's rules decide for a tool (the API caller defers what quiver would keep behind its
+    meta-tools): the manifest's `gateway.load` (a version 1 manifest's `load`)."""
+    gateway = tool.get("gateway")
+    return str((gateway if isinstance(gateway, dict) else tool).get("load"))

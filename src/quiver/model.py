@@ -13,6 +13,7 @@ Severity = Literal["error", "warning", "info"]
 Load = Literal["preloaded", "deferred"]
 SideEffect = Literal["read_only", "reversible_write", "irreversible_write"]
 Transport = Literal["stdio", "http", "sse"]
+AgentKind = Literal["copilot", "claude", "chatmode"]
 
 SEVERITY_ORDER: Mapping[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -77,7 +78,7 @@ class Agent:
 
     id: str
     path: str
-    kind: Literal["copilot", "claude", "chatmode"]
+    kind: AgentKind
     location: Location
     frontmatter: Mapping[str, JSON]
     key_locations: Mapping[str, Location]
@@ -90,6 +91,10 @@ class Agent:
     models: tuple[str, ...] = ()
     mcp_servers: tuple[Server, ...] = ()
     deferred_tool_loading: bool = False
+    disallowed: tuple[ToolRef, ...] = ()  # Claude Code's `disallowedTools`
+    skills: tuple[str, ...] = ()  # the skills the agent names (`skills`): their bodies are loaded up front
+    host: str | None = None  # the host an `agents` glob gives it (quiver.toml `[[agents]] host`)
+    session: bool = False  # a host's main session (quiver.toml `sessions`), not an agent file
 
     @property
     def prompt_sha256(self) -> str:

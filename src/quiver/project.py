@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
 from quiver.config import Config, load_config
-from quiver.errors import InputErrors, QuiverError
+from quiver.errors import InputError, InputErrors, Position, QuiverError
 from quiver.model import Agent, Location, Lock, Server
 from quiver.sources.agents import discover_agents, read_agent
 from quiver.sources.lock import read_lock
-from quiver.sources.mcp_config import McpConfig, discover_configs, read_mcp_config, server_from_node
+from quiver.sources.mcp_config import CONFIG_FILES, McpConfig, discover_configs, read_mcp_config, server_from_node
+from quiver.sources.skills import Skill, discover_skills, read_skill
 
 # Host built-in MCP servers (DESIGN §3): known to exist even when no config defines them.
 HOST_SERVERS = {
@@ -36,6 +37,16 @@ class Project:
     lock: Lock | None
     errors: tuple[QuiverError, ...]  # every input file that could not be read (the rest still load)
     blocking: tuple[QuiverError, ...] = ()  # the project-wide ones among them (config, MCP config, lock)
+    duplicates: tuple[InputError, ...] = ()  # agent files whose id an earlier file has (not compiled)
+    agent_ids: Mapping[str, str] = field(default_factory=dict)  # path -> agent id of every agent file found
+    overlays: tuple[Server, ...] = ()  # the quiver config's `[[mcp_servers]]` entries
+    skills: tuple[Skill, ...] = ()  # every readable SKILL.md of the project
+
+    @property
+    def sessions(self) -> tuple[Agent, ...]:
+        """The hosts' main sessions the config asks for (`sessions`): each an agent without a file, named
+        `@<host>`, that carries every tool the host sees."""
+        return tuple(session_agent(self.config, host) for host in self.config.sessions)
 
 
 def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool = False) -> Project:
@@ -67,14 +78,82 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool
     lock = attempt(lambda: read_lock(root, config.lock), None)
     agents: list[Agent] = []
     errors: list[QuiverError] = list(blocking)
-    for rel in agent_paths or tuple(discover_agents(root, config.agents)):
+    discovered = {f.path: f for f in discover_agents(root, config.agents, config.exclude)}
+    for rel in agent_paths or tuple(discovered):
         try:
-            agents.append(read_agent(root, rel))
+            agents.append(read_agent(root, rel, discovered.get(rel)))
+        except QuiverError as exc:
+            errors.append(exc)
+    skills: list[Skill] = []
+    for found in discover_skills(root, config.exclude):
+        try:
+            skills.append(read_skill(root, found))
         except QuiverError as exc:
             errors.append(exc)
     if blocking and not collect:
         raise InputErrors(tuple(errors))
-    return Project(root, config, tuple(agents), configs, servers, lock, tuple(errors), tuple(blocking))
+    return Project(
+        root,
+        config,
+        tuple(agents),
+        configs,
+        servers,
+        lock,
+        tuple(errors),
+        tuple(blocking),
+        duplicate_ids(agents),
+        {**{rel: f.id for rel, f in discovered.items()}, **{a.path: a.id for a in agents}},
+        overlays,
+        tuple(skills),
+    )
+
+
+def session_agent(config: Config, host: str) -> Agent:
+    """A host's main session as an agent: no `tools` (everything the host sees), its host's own name."""
+    rel = config.path or "quiver.toml"
+    where = Location(rel, *config.positions.get(("sessions",), (1, 1)))
+    return Agent(
+        id=f"@{host}",
+        path=rel,
+        kind="claude" if host == "claude-code" else "copilot",
+        location=where,
+        frontmatter={},
+        key_locations={},
+        body="",
+        body_line=1,
+        name=f"{host} session",
+        description=f"the main session of {host}, with every MCP server it reads",
+        host=host,
+        session=True,
+    )
+
+
+def servers_read_by(project: Project, files: frozenset[str] | None) -> dict[str, Server]:
+    """The project's servers as a host sees them: merged from the config files it reads (`files`; None: all),
+    the files the quiver config adds (`mcp_configs`) and quiver's own `mcp_servers` overlays."""
+    if files is None:
+        return dict(project.servers)
+    standard = set(CONFIG_FILES)  # any other file is one the quiver config adds: every host reads it
+    configs = tuple(c for c in project.configs if c.path in files or c.path not in standard or c.dialect == "list")
+    return merge_servers(configs, project.overlays)
+
+
+def duplicate_ids(agents: list[Agent]) -> tuple[InputError, ...]:
+    """One error per agent file whose id an earlier file (in path order) has: quiver writes one manifest per
+    id, so the later file is not compiled until one is renamed or excluded."""
+    first: dict[str, Agent] = {}
+    out = []
+    for agent in sorted(agents, key=lambda a: a.path):
+        seen = first.setdefault(agent.id, agent)
+        if seen is not agent:
+            out.append(
+                InputError(
+                    f"agent id `{agent.id}` is also the id of {seen.path}: quiver writes one manifest per id",
+                    position=Position(agent.path, 1, 1),
+                    hint="rename one of the files, or leave one out with `exclude` in the quiver config",
+                )
+            )
+    return tuple(out)
 
 
 def _config_overlays(root: Path, config: Config) -> list[Server]:

@@ -36,33 +36,54 @@ def test_compile_is_byte_identical_across_runs_and_copies(demo: Path, tmp_path: 
     assert first == second
 
 
-def test_the_demo_covers_each_preload_rule(demo: Path) -> None:
+def test_the_demo_covers_each_host_rule_and_each_gateway_rule(demo: Path) -> None:
     run(demo, "compile")
 
     def manifest(agent: str) -> dict:
         return json.loads((demo / f"build/quiver/{agent}.json").read_text())
 
-    researcher = manifest("researcher")
-    assert researcher["tool_search"]["active"]
-    codes = {(t["server"], t["name"]): t["reason"]["code"] for t in researcher["tools"]}
-    assert codes[("github", "search_issues")] == "preload-tools"
-    assert codes[("github", "list_commits")] == "deferred"
-    assert codes[("notion", "API-post-search")] == "server-not-preloaded"
-    tester = manifest("browser-tester")
+    def codes(m: dict, side: str = "host") -> dict[tuple[str, str], str]:
+        return {(t["server"], t["name"]): (t["reason"] if side == "host" else t["gateway"]["reason"])["code"]
+                for t in m["tools"]}  # fmt: skip
+
+    researcher = manifest("researcher")  # Copilot CLI, 115 MCP tools: it defers every one
+    assert researcher["host"]["id"] == "copilot-cli" and researcher["tool_search"]["active"]
+    assert set(codes(researcher).values()) == {"mcp-deferred"}
+    assert researcher["host"]["search_tool"] == "tool_search_tool"
+    gateway = codes(researcher, "gateway")  # quiver serve: its own rules
+    assert gateway[("github", "search_issues")] == "preload-tools"
+    assert gateway[("github", "list_commits")] == "deferred"
+    assert gateway[("notion", "API-post-search")] == "server-not-preloaded"
+    tester = manifest("browser-tester")  # `target: vscode`, gpt-5.4: VS Code defers MCP tools
+    assert tester["host"]["id"] == "vscode" and {t["load"] for t in tester["tools"]} == {"deferred"}
     assert tester["agent"]["deferred_tool_loading"] is True
-    assert {t["load"] for t in tester["tools"]} == {"deferred"}
-    notes = manifest("release-notes")
+    assert {t["gateway"]["load"] for t in tester["tools"]} == {"deferred"}
+    notes = manifest("release-notes")  # Copilot CLI, 5 MCP tools: 9 tools in all, under its 31
     assert not notes["tool_search"]["active"] and {t["load"] for t in notes["tools"]} == {"preloaded"}
-    ops = manifest("ops")
+    assert [s["name"] for s in notes["skills"] if s["body"] == "up_front"] == ["changelog-style"]
+    ops = manifest("ops")  # Claude Code: ToolSearch listed, git `alwaysLoad`
+    assert ops["host"]["id"] == "claude-code"
     by = {(t["server"], t["name"]): t["reason"] for t in ops["tools"]}
-    assert by[("github", "issue_write")]["code"] == "named"
-    assert by[("github", "issue_write")]["source"] == ".claude/agents/ops.md:5:57"
-    assert by[("filesystem", "read_file")]["code"] == "server-never-defers"
-    budget = researcher["budget"]
+    assert by[("git", "git_status")]["code"] == "always-load"
+    assert by[("git", "git_status")]["source"].startswith(".mcp.json:")
+    assert by[("github", "issue_write")]["code"] == "mcp-deferred"
+    assert by[("github", "issue_write")]["basis"] == "measured on Claude Code 2.1.332"
+    assert "Grep" not in ops["host"]["builtins_up_front"] and "ToolSearch" in ops["host"]["builtins_up_front"]
+    budget = ops["budget"]
     assert budget["initial_tokens"] == (
-        budget["preloaded_tokens"] + budget["meta_tool_tokens"] + budget["server_index_tokens"]
+        budget["preloaded_tokens"] + budget["meta_tool_tokens"] + budget["server_index_tokens"] + budget["skill_tokens"]
     )
-    assert budget["baseline_tokens"] == budget["preloaded_tokens"] + budget["deferred_tokens"]
+    assert budget["server_index_tokens"] > 0  # Claude Code lists the deferred tools' names
+    assert budget["baseline_tokens"] == (
+        budget["preloaded_tokens"]
+        + budget["deferred_tokens"]
+        + budget["skill_tokens"]
+        + budget["skill_deferred_tokens"]
+    )
+    gateway_budget = researcher["gateway_budget"]
+    assert gateway_budget["initial_tokens"] == (
+        gateway_budget["preloaded_tokens"] + gateway_budget["meta_tool_tokens"] + gateway_budget["server_index_tokens"]
+    )
 
 
 def test_check_passes_when_current_and_lists_stale_manifests(demo: Path) -> None:
@@ -103,10 +124,14 @@ def test_emit_writes_host_tools_arrays_with_defer_loading(demo: Path) -> None:
     assert all("defer_loading" not in t and "type" not in t for t in notes)
 
 
-def test_explain_names_the_file_and_line_that_decided(demo: Path) -> None:
-    code, out, _ = run(demo, "explain", "ops", "github/issue_write")
+def test_explain_names_the_host_rule_its_version_and_the_line_that_decided(demo: Path) -> None:
+    code, out, _ = run(demo, "explain", "ops", "git/git_status")
     assert code == 0
-    assert "rule 4: named explicitly" in out and ".claude/agents/ops.md:5:57" in out
+    assert "claude-code: always-load: server `git` sets `alwaysLoad: true`" in out
+    assert ".mcp.json:" in out and "[measured on Claude Code 2.1.332]" in out
+    code, out, _ = run(demo, "explain", "researcher", "github/search_issues")
+    assert "copilot-cli: mcp-deferred" in out and "[measured on Copilot CLI 1.0.102]" in out
+    assert "rule 3: listed in `preload_tools` of server `github` (quiver.toml:" in out  # quiver serve's rule
     code, _, err = run(demo, "explain", "opz")
     assert code == 2 and "did you mean `ops`?" in err
 

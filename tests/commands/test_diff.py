@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -126,7 +127,7 @@ def test_bad_input_is_a_one_line_error(tmp_path: Path) -> None:
     write_lock(tmp_path, {"s": [tool("a")]})
     commit(tmp_path, "base")
     code, _, err = run(tmp_path, "diff", "no-such-ref")
-    assert code == 2 and "`no-such-ref` is neither a file, a directory nor a git ref" in err
+    assert code == 2 and "`no-such-ref` is neither a file, a directory, a git ref nor REF:PATH" in err
     broken = tmp_path / "broken.json"
     broken.write_text('{"tools": [')
     code, _, err = run(tmp_path, "diff", "HEAD", str(broken))
@@ -199,6 +200,7 @@ def test_a_tools_list_side_takes_the_server_name_of_the_other_side(tmp_path: Pat
 
 
 def test_a_diff_without_breaking_candidates_imports_neither_jsonschema_nor_the_lint_catalog(tmp_path: Path) -> None:
+    # a changed description is scanned with lint's injection patterns, and that module alone is loaded
     old = snapshot_dir(tmp_path, "old", {"a.snap": tool("a")})
     new = snapshot_dir(tmp_path, "new", {"a.snap": {**tool("a"), "description": "reworded"}, "b.snap": tool("b")})
     script = (
@@ -212,5 +214,10 @@ def test_a_diff_without_breaking_candidates_imports_neither_jsonschema_nor_the_l
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     loaded = proc.stdout.splitlines()[-1]
     # the severity pipeline ran (it is the findings layer's since issue 12); the lint catalog was never built
-    assert "jsonschema" not in loaded and "quiver.lint" not in loaded and "'quiver.findings.severity'" in loaded
+    assert "jsonschema" not in loaded and "'quiver.findings.severity'" in loaded
+    assert [m for m in ast.literal_eval(loaded.removeprefix("MODULES ")) if m.startswith("quiver.lint")] == [
+        "quiver.lint",
+        "quiver.lint.support",
+        "quiver.lint.support.injection",
+    ]
     assert [f["rule"] for f in json.loads(proc.stdout.split("MODULES")[0])] == ["CTR004", "CTR003"]

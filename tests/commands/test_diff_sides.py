@@ -94,8 +94,13 @@ def test_every_sarif_result_has_a_location_also_for_a_tools_list_side(tmp_path: 
     code, out, _ = run(tmp_path, "diff", str(old), str(new), "--format", "sarif")
     results = json.loads(out)["runs"][0]["results"]
     assert code == 1
-    uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results)
-    assert uris == ["new.json", "new.json"]
+    places = sorted(
+        (r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], r["locations"][0]["physicalLocation"])
+        for r in results
+    )
+    # the changed tool at its entry of the new file, the removed one at its entry of the old file
+    assert [uri for uri, _ in places] == ["new.json", "old.json"]
+    assert all(place["region"]["startLine"] == 1 and place["region"]["startColumn"] > 1 for _, place in places)
 
 
 def test_an_agent_reaching_a_tool_by_server_or_wildcard_loses_it_too(tmp_path: Path) -> None:

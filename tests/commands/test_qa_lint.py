@@ -134,7 +134,7 @@ def test_compile_sorts_rows_and_findings_by_name(tmp_path: Path) -> None:
         tmp_path,
         agents={
             ".github/agents/abe.agent.md": agent_text("description: d\ntools: ['early/*']"),
-            ".claude/agents/zed.md": agent_text("description: d\ntools: ['late/*']"),
+            ".claude/agents/zed.md": agent_text("description: d\ntools: mcp__late"),
         },
         mcp={"mcpServers": {"early": stdio(), "late": stdio()}},
     )

@@ -37,7 +37,7 @@ def test_the_demo_routing_cases_all_rank_within_their_k(demo: Path) -> None:
     code, out = run(demo)
     lines = out.splitlines()
     assert code == 0, out
-    assert lines[0] == "13 routing cases in .quiver/routes.yaml"
+    assert lines[0] == "14 routing cases in .quiver/routes.yaml"
     assert lines[1].startswith("recall@1 ") and "recall@3 1.000  recall@5 1.000  MRR " in lines[1]
     assert lines[-1] == "ok"
 
@@ -158,7 +158,7 @@ def test_update_baseline_stores_each_rank_and_the_mrr(demo: Path) -> None:
     code, out = run(demo, baseline=baseline, update_baseline=True)
     assert code == 0 and out.endswith(f"wrote {baseline}\n")
     stored = json.loads(baseline.read_text(encoding="utf-8"))
-    assert stored["routesBaselineVersion"] == 1 and len(stored["cases"]) == 13
+    assert stored["routesBaselineVersion"] == 1 and len(stored["cases"]) == 14
     assert {
         "agent": None,
         "expect": "time/get_current_time",

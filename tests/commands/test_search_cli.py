@@ -39,7 +39,7 @@ def test_search_with_an_agent_ranks_only_the_tools_that_agent_resolves_to(demo: 
     project = load_project(demo)
     agent = next(a for a in project.agents if a.id == "release-notes")
     carried = {
-        (t.server, t.tool.name) for t in resolve_agent(agent, project.servers, project.lock, project.config).tools
+        (t.server, t.tool.name) for t in resolve_agent(agent, project).tools
     }
     rows = json.loads(run(demo, "pull request", "release-notes", 10, "json"))
     assert rows and {(r["server"], r["tool"]) for r in rows} <= carried

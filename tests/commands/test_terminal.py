@@ -59,9 +59,13 @@ def test_explain_json_names_each_tools_decision_and_source(demo: Path) -> None:
     assert doc["agent"] == "ops" and doc["budget"] == manifest["budget"]
     by_tool = {(t["server"], t["tool"]): t for t in doc["tools"]}
     assert set(by_tool) == {(t["server"], t["name"]) for t in manifest["tools"]}
+    assert doc["host"]["id"] == "claude-code" and doc["host"]["version"] == "2.1.332"
+    status = by_tool[("git", "git_status")]  # `alwaysLoad: true` on git in .mcp.json
+    assert status["load"] == "preloaded" and status["host"] == "claude-code" and status["code"] == "always-load"
+    assert status["source"] is not None and status["source"].startswith(".mcp.json:")
     issue_write = by_tool[("github", "issue_write")]
-    assert issue_write["load"] == "preloaded" and issue_write["rule"] == 4
-    assert issue_write["source"] == ".claude/agents/ops.md:5:57"
+    assert issue_write["load"] == "deferred" and issue_write["basis"] == "measured on Claude Code 2.1.332"
+    assert issue_write["gateway"]["load"] in ("preloaded", "deferred")
     code, out, _ = run(demo, "explain", "ops", "github/issue_write", "--format", "json")
     assert [t["tool"] for t in json.loads(out)["tools"]] == ["issue_write"]
 

@@ -287,11 +287,11 @@ def test_patterns_and_formats() -> None:
 
 
 def test_an_unconfirmable_witness_turns_the_error_into_a_warning_that_says_so() -> None:
-    # jsonschema checks `date-time` only with an optional package, so no string can be shown to fail it
-    findings = diff(tool({"at": S}), tool({"at": {"type": "string", "format": "date-time"}}))
+    # quiver asserts no `duration` format (contract/formats.py), so no string can be shown to fail it
+    findings = diff(tool({"at": S}), tool({"at": {"type": "string", "format": "duration"}}))
     finding = one(findings, "CTR031")
     assert finding.severity == "warning"
-    assert finding.message == "tool `github/t`: `at`: format `date-time` added (witness could not be confirmed)"
+    assert finding.message == "tool `github/t`: `at`: format `duration` added (witness could not be confirmed)"
     assert finding.witness is None
 
 
@@ -490,7 +490,10 @@ def test_a_remote_ref_is_a_warning_on_its_path_and_the_rest_is_compared() -> Non
 
 def test_a_schema_that_is_not_an_object_or_boolean_is_one_unreadable_finding() -> None:
     assert "not array" in unreadable(diff(tool(), {"name": "t", "inputSchema": ["not", "a", "schema"]}))
-    assert "not integer" in unreadable(diff(tool({"s": 3}), tool({"s": S})))
+    assert "not integer" in unreadable(diff(tool({"s": S}), tool({"s": 3})))
+    repaired = diff(tool({"s": 3}), tool({"s": S}))  # broken before, readable now: a fix, not a failure
+    assert [(f.rule, f.severity) for f in repaired] == [("CTR091", "info")]
+    assert "old `inputSchema`: a subschema must be a JSON object or boolean, not integer" in repaired[0].message
 
 
 # -- output ---------------------------------------------------------------------------------------------

@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 
+from quiver.commands.diff import diff_sides, text_hazards
 from quiver.contract.diff import diff_agent_loads, diff_agent_tools, diff_catalogs, diff_tool
 from quiver.contract.rules import CONTRACT_RULES
+from quiver.contract.sides import Side
 from quiver.contract.witness import is_valid
 from quiver.model import Finding, Location
 
@@ -31,9 +33,12 @@ CODES = [rule.code for rule in CONTRACT_RULES]
 
 def run(kind: str, case: dict[str, Any]) -> list[Finding]:
     if kind == "tool":
-        return diff_tool(case["old"], case["new"], server="github", location=Location("quiver.lock", 7, 3))
+        where = Location("quiver.lock", 7, 3)
+        return diff_tool(case["old"], case["new"], server="github", location=where, scan=text_hazards)
     if kind == "catalog":
         return diff_catalogs(case["old"], case["new"], server="github")
+    if kind == "servers":  # {server: {tool: Tool}} on each side: moves between servers
+        return diff_sides(Side("old", case["old"]), Side("new", case["new"]))
     agent = {"agent": "reviewer", "location": Location("agents/r.agent.md", 2, 1)}
     if kind == "agent-loads":
         old = {(server, tool): load for server, tool, load in case["old"]}

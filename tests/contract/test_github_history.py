@@ -119,8 +119,9 @@ def test_whitespace_only_edits_and_default_valued_annotations_are_no_change(v20:
     # issue_read: only "issue. \nOptions are: \n" -> "issue.\nOptions are:\n" in `method`'s description
     assert "issue_read" not in findings
     # readOnlyHint: false dropped (the default), destructiveHint: true added (the default)
-    for name in ("add_issue_comment", "create_branch", "delete_project_item", "merge_pull_request"):
+    for name in ("add_issue_comment", "create_branch", "delete_project_item"):
         assert name not in findings, name
+    assert findings["merge_pull_request"] == [("CTR096", "info")]  # it gained `icons`, nothing else
     # push_files: `additionalProperties: false` dropped from the items: a widening, not reported
     assert "push_files" not in findings
 
@@ -139,7 +140,7 @@ def test_going_back_from_v0_30_to_v0_20_removes_38_tools_and_closes_push_files(v
     assert len(lost) == 2 and "`after`" in lost[0] and "`before`" in lost[1]
 
 
-def test_list_issues_v0_11_enum_case_change_reports_each_removed_value(v20: Catalog) -> None:
+def test_list_issues_v0_11_enum_case_change_is_one_finding_per_property(v20: Catalog) -> None:
     # github-mcp-server 8aa3379f (v0.11.0): `state` open/closed/all -> OPEN/CLOSED, `direction` asc/desc ->
     # ASC/DESC, `page` and `sort` removed. Rebuilt here from the v0.20.0 snapshot (which has the new side).
     new = v20["list_issues"]
@@ -150,15 +151,14 @@ def test_list_issues_v0_11_enum_case_change_reports_each_removed_value(v20: Cata
     props["page"] = {"type": "number", "minimum": 1}
     props["sort"] = {"type": "string", "enum": ["created", "updated", "comments"]}
     findings = diff_tool(old, new, server="github")
-    removed = [f.message.split(": ", 1)[1] for f in findings if f.rule == "CTR025"]
-    assert removed == [
-        '`direction`: enum value "asc" removed',
-        '`direction`: enum value "desc" removed',
-        '`state`: enum value "all" removed',
-        '`state`: enum value "closed" removed',
-        '`state`: enum value "open" removed',
+    changed = [(f.rule, f.message.split(": ", 1)[1]) for f in findings if f.rule in ("CTR025", "CTR103")]
+    assert changed == [
+        ("CTR025", '`state`: enum value "all" removed'),
+        ("CTR103", '`direction`: enum values "asc", "desc" became "ASC", "DESC" (case changed)'),
+        ("CTR103", '`state`: enum values "open", "closed" became "OPEN", "CLOSED" (case changed)'),
     ]
-    assert all(f.severity == "error" and f.witness for f in findings if f.rule == "CTR025")
+    assert not [f for f in findings if f.rule == "CTR042"]  # the new spellings are not additions of their own
+    assert all(f.severity == "error" and f.witness for f in findings if f.rule in ("CTR025", "CTR103"))
     assert_witnesses_hold(findings, {"list_issues": old}, {"list_issues": new})
     assert sorted(f.message.split("`")[3] for f in findings if f.rule == "CTR023") == ["page", "sort"]
 

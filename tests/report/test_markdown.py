@@ -36,11 +36,20 @@ def test_markdown_says_so_when_there_is_nothing_to_report(project: Path) -> None
     assert render([], "markdown", ctx) == "## quiver diff\n\nNo findings (2 in baseline).\n"
 
 
-def test_markdown_diff_report_has_a_table_per_tool_and_witnesses_in_details(project: Path) -> None:
+def test_markdown_diff_report_lists_each_change_once_and_collapses_the_details(project: Path) -> None:
     out = render(diff_findings(), "markdown", context(project, tool="diff"))
-    assert out.startswith("## quiver diff\n\n**2 errors, 1 info**\n\n### `github/issue_read`\n\n| severity |")
-    assert out.count("| severity | rule | location | message |") == 2
-    github, notion = out.split("### `notion/search`")
+    top, details = out.split("<details><summary>Every finding by tool", 1)
+    assert top == (
+        "## quiver diff\n\n**2 errors, 1 info** in 2 tools\n\n"
+        "| severity | rule | change | tools |\n| --- | --- | --- | --- |\n"
+        "| error | `CTR020` input-required-property-added | new required property `issue_number`<br>hint: old "
+        "callers never send `issue_number`: make it optional or give it a default | `github/issue_read` |\n"
+        "| error | `CTR020` input-required-property-added | new required property `query`<br>hint: old callers "
+        "never send `query`: make it optional or give it a default | `notion/search` |\n"
+        "| info | | 1 informational finding: `CTR004` tool-description-changed x1 | see the details |\n\n"
+    )
+    assert details.count("| severity | rule | location | message |") == 2
+    github, notion = details.split("### `notion/search`")
     assert github.count("| `CTR0") == 2 and notion.count("| `CTR0") == 1
     assert (
         "<details><summary>witness for CTR020 input-required-property-added</summary>\n\n"
@@ -48,6 +57,22 @@ def test_markdown_diff_report_has_a_table_per_tool_and_witnesses_in_details(proj
     ) in github
     assert '```json\n{\n  "arguments": {}\n}\n```' in notion
     assert out.endswith("</details>\n")
+
+
+def test_the_same_change_in_several_tools_is_one_row(project: Path) -> None:
+    from report_cases import REQUIRED_ADDED
+
+    lock = Location("quiver.lock.json", 3)
+    same = [
+        REQUIRED_ADDED.finding(location=lock, server="github", tool=name, path=path)
+        for name, path in (("a", "fields[].owner"), ("b", "owner"), ("c", "items[].owner"))
+    ]
+    out = render(same, "markdown", context(project, tool="diff"))
+    rows = [line for line in out.split("<details>")[0].splitlines() if line.startswith("| error")]
+    assert rows == [
+        "| error | `CTR020` input-required-property-added | new required property `owner` | "
+        "`github/a` (at `fields[].owner`), `github/b`, `github/c` (at `items[].owner`) |"
+    ]
 
 
 def test_markdown_escapes_pipes_and_newlines_in_cells(project: Path) -> None:

@@ -67,7 +67,7 @@ def manifest_of(project: Path) -> dict[str, Any]:
 
 def initial_tokens(manifest: dict[str, Any]) -> int:
     """The tokens a session carries up front (preloaded schemas, meta-tools, server index): its recorded start."""
-    return int(manifest["budget"]["initial_tokens"])
+    return int(manifest["gateway_budget"]["initial_tokens"])
 
 
 async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_recommends_the_same(
@@ -86,7 +86,7 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
         await quiver(project, "compile", "-q")
         before_manifest = manifest_of(project)
         tokens = {f"{t['server']}/{t['name']}": int(t["tokens"]) for t in before_manifest["tools"]}
-        loads = {f"{t['server']}/{t['name']}": t["load"] for t in before_manifest["tools"]}
+        loads = {f"{t['server']}/{t['name']}": t["gateway"]["load"] for t in before_manifest["tools"]}
         assert {t for t, load in loads.items() if load == "preloaded"} == PRELOADED_BEFORE
 
         # 1. the workload through the gateway, as configured
@@ -139,7 +139,7 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
         assert changed == [".github/agents/assistant.agent.md", "quiver.toml"]
         await quiver(project, "compile", "-q")
         after_manifest = manifest_of(project)
-        after_loads = {f"{t['server']}/{t['name']}": t["load"] for t in after_manifest["tools"]}
+        after_loads = {f"{t['server']}/{t['name']}": t["gateway"]["load"] for t in after_manifest["tools"]}
         assert after_loads == {t["tool"]: t["advised"] for t in advised["tools"]}
         preloaded_after = set(advised["preload"])
         assert preloaded_after == {"calc/multiply", "notes/create_note", "notes/get_note", "notes/search_notes"}

@@ -112,10 +112,11 @@ async def test_initial_tools_list_is_preloaded_tools_then_meta_tools(manifest: M
     by_name = {t.name: t for t in tools}
     for tool in manifest.preloaded:  # the pinned schema, under the model-facing name
         served = by_name[tool.exposed].model_dump(mode="json", by_alias=True, exclude_none=True)
-        assert served == {**tool.definition, "name": tool.exposed}
-    for meta in META_TOOLS:  # served exactly as compile counted them
+        always = {**tool.definition.get("_meta", {}), "anthropic/alwaysLoad": True}  # Claude Code keeps it up front
+        assert served == {**tool.definition, "name": tool.exposed, "_meta": always}
+    for meta in META_TOOLS:  # served as compile counted them, marked so that no host defers them
         served = by_name[str(meta["name"])].model_dump(mode="json", by_alias=True, exclude_none=True)
-        assert served == meta
+        assert served == {**meta, "_meta": {"anthropic/alwaysLoad": True}}
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -132,7 +133,7 @@ async def test_initialize_advertises_list_changed_and_the_server_index(manifest:
 async def test_meta_tools_are_absent_when_nothing_is_deferred(serve_manifest: Path) -> None:
     data = json.loads(serve_manifest.read_text())
     for tool in data["tools"]:
-        tool["load"] = "preloaded"
+        tool["gateway"]["load"] = "preloaded"  # what quiver serve reads
     everything = parse_manifest(data)
     async with gateway(everything) as gw, Client(gw.server) as client:
         listed = await names(client)

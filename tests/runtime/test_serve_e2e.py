@@ -289,7 +289,7 @@ async def test_the_demo_manifest_serves_discovery_without_starting_upstreams(
     demo_manifest: Path, repo_root: Path, env: dict[str, str], tmp_path: Path, procs: Any, transport: str
 ) -> None:
     manifest = json.loads(demo_manifest.read_text())
-    preloaded = [t["names"]["quiver"] for t in manifest["tools"] if t["load"] == "preloaded"]
+    preloaded = [t["names"]["quiver"] for t in manifest["tools"] if t["gateway"]["load"] == "preloaded"]
     with anyio.fail_after(TEST_S):
         async with serving(demo_manifest, transport, repo_root, env, tmp_path) as gateway:
             if transport == "http":

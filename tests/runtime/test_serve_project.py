@@ -55,7 +55,8 @@ async def test_the_ledger_and_usage_records_land_in_the_manifests_project(
 
 def test_serve_refuses_to_start_without_a_required_input_naming_each_one(tmp_path: Path) -> None:
     manifest = tmp_path / "m.json"
-    source = Path(__file__).resolve().parents[2] / "examples" / "demo" / "build" / "quiver" / "ops.json"
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo"
+    source = demo / "build" / "quiver" / "browser-tester.json"  # a VS Code agent: it reads .vscode/mcp.json
     data = json.loads(source.read_text(encoding="utf-8"))
     manifest.write_text(json.dumps(data), encoding="utf-8")
     done = subprocess.run(
@@ -70,7 +71,9 @@ def test_serve_refuses_to_start_without_a_required_input_naming_each_one(tmp_pat
     assert "variable `${input:workspace}` is not set" in done.stderr
     # where the project defines the server (as `quiver snapshot` says it), which manifest, and the fix
     (line,) = [x for x in done.stderr.splitlines() if "${input:workspace}" in x]
-    assert line.startswith(f"error: {tmp_path / '.vscode' / 'mcp.json'}:7:5: server `filesystem` (manifest {manifest})")
+    at = next(i for i, x in enumerate((demo / ".vscode/mcp.json").read_text().splitlines(), 1) if '"filesystem"' in x)
+    where = f"{tmp_path / '.vscode' / 'mcp.json'}:{at}:5"
+    assert line.startswith(f"error: {where}: server `filesystem` (manifest {manifest})")
     assert line.endswith("(export QUIVER_INPUT_WORKSPACE=... before running quiver)")
     assert "export QUIVER_INPUT_WORKSPACE=" in done.stderr
     assert "Traceback" not in done.stderr

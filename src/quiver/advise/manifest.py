@@ -71,17 +71,18 @@ def manifest_view(data: Mapping[str, Any]) -> AgentManifest:
     agent = data["agent"]
     source = str(agent.get("source") or "")
     inline = {str(s["name"]) for s in data.get("servers", []) if str(s.get("source") or "").split(":")[0] == source}
-    budget = data.get("budget") or {}
+    budget = data.get("gateway_budget") or data.get("budget") or {}  # the tokens quiver serve costs
     tools = []
     for t in data["tools"]:
-        reason = t.get("reason") or {}
+        gateway = t.get("gateway") if isinstance(t.get("gateway"), dict) else t  # advice is about quiver serve
+        reason = gateway.get("reason") or {}
         rule = int(reason.get("rule") or 0)
         fixed = None
         if rule == 0:
             fixed = "tool search is inactive for this agent"
         elif str(t["server"]) in inline:
             fixed = f"server `{t['server']}` is defined in the agent's own `mcp-servers`"
-        load: Load = "preloaded" if t.get("load") == "preloaded" else "deferred"
+        load: Load = "preloaded" if gateway.get("load") == "preloaded" else "deferred"
         tools.append(
             AgentTool(
                 str(t["server"]), str(t["name"]), int(t.get("tokens") or 0), load, str(reason.get("code") or ""),

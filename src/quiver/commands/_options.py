@@ -70,3 +70,15 @@ def emit(output: Output) -> None:
         click.echo(message, err=True)
     click.echo(output.text, nl=False)
     sys.exit(output.code)
+
+
+def host_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--host`: resolve every agent for this host (a what-if), instead of the one its file or the config names."""
+    from quiver.hosts.model import HostId
+
+    return click.option(
+        "--host",
+        type=click.Choice([h.value for h in HostId]),
+        default=None,
+        help="Resolve every agent for this host (a what-if), not the one its file or quiver.toml names.",
+    )(func)

@@ -12,13 +12,11 @@ from typing import Any
 from quiver.commands.stats import Output, load_usage
 from quiver.errors import QuiverError
 
-HEADERS = ("agent", "search", "preloaded", "deferred", "tokens up front", "all preloaded", "saving")
 
-
-def run(root: Path, html_out: Path | None, fmt: str = "text") -> Output:
+def run(root: Path, html_out: Path | None, fmt: str = "text", host: str | None = None) -> Output:
     from quiver.commands.advise import load_manifests
 
-    manifests = load_manifests(root)
+    manifests = what_if(root, host) if host else load_manifests(root)
     messages: list[str] = []
     if html_out is not None:
         from quiver.report.html import render_html
@@ -31,9 +29,35 @@ def run(root: Path, html_out: Path | None, fmt: str = "text") -> Output:
     if fmt == "json":
         from quiver.report.budget import budget_json, budget_row
 
-        rows = [budget_row(str(m["agent"]["id"]), m.get("tool_search") or {}, m.get("budget") or {}) for m in manifests]
+        rows = [
+            budget_row(
+                str(m["agent"]["id"]),
+                m.get("tool_search") or {},
+                m.get("budget") or {},
+                str((m.get("host") or {}).get("id") or ""),
+            )
+            for m in manifests
+        ]
         return Output(budget_json(rows), tuple(messages))
     return Output(budget_text(manifests), tuple(messages))
+
+
+def what_if(root: Path, host: str) -> list[dict[str, Any]]:
+    """The manifests `quiver compile --host HOST` would write, built in memory (nothing is written)."""
+    import json
+
+    from quiver.commands.compile import build
+    from quiver.errors import InputErrors
+
+    result = build(root, host=host)
+    if result.errors:
+        raise InputErrors(tuple(result.errors))
+    return [json.loads(data) for rel, data in sorted(result.outputs.items()) if _is_manifest(rel)]
+
+
+def _is_manifest(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name != "index.json" and name.count(".") == 1
 
 
 def _advice(root: Path, manifests: Sequence[Mapping[str, Any]]) -> tuple[Any, Any, str, list[str]]:
@@ -55,27 +79,6 @@ def _advice(root: Path, manifests: Sequence[Mapping[str, Any]]) -> tuple[Any, An
 
 
 def budget_text(manifests: Sequence[Mapping[str, Any]]) -> str:
-    rows = []
-    for m in manifests:
-        b = m.get("budget") or {}
-        base = int(b.get("baseline_tokens") or 0)
-        saving = int(b.get("saving_tokens") or 0)
-        rows.append(
-            (
-                str(m["agent"]["id"]),
-                "on" if (m.get("tool_search") or {}).get("active") else "off",
-                str(b.get("preloaded_tools", 0)),
-                str(b.get("deferred_tools", 0)),
-                f"{int(b.get('initial_tokens') or 0):,}",
-                f"{base:,}",
-                f"{saving:,} ({saving / base:.0%})" if base else "0",
-            )
-        )
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
+    from quiver.report.budget import budget_table, manifest_rows
 
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    return "\n".join([line(HEADERS), line(["-" * w for w in widths]), *(line(r) for r in rows)]) + "\n"
+    return budget_table(manifest_rows(manifests))

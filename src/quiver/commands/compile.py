@@ -8,11 +8,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quiver.compile import CheckUnit, CheckUnits, Policies, build_index, build_manifest, render_json
+from quiver.compile import CheckUnit, CheckUnits, Policies, build_index, build_manifest, manifest_file, render_json
 from quiver.errors import QuiverError
 from quiver.findings.order import sort_findings
 from quiver.gc_pause import gc_paused
 from quiver.host_exports import emit
+from quiver.lint.agt.host_references import host_findings
 from quiver.lint.agt.tool_references import reference_findings
 from quiver.lint.agt.unverifiable_tool_references import unverified_findings
 from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
@@ -42,25 +43,36 @@ class CompileResult:
 
 
 def build(
-    root: Path, *, out: str | None = None, emit_hosts: Sequence[str] = (), progress: bool = False
+    root: Path,
+    *,
+    out: str | None = None,
+    emit_hosts: Sequence[str] = (),
+    progress: bool = False,
+    host: str | None = None,
 ) -> CompileResult:
     """Everything compile would write, in memory: nothing when a project-wide input is broken (with
-    `progress`, a progress line on a terminal)."""
+    `progress`, a progress line on a terminal); `host` resolves every agent for that host (`--host`)."""
     from quiver.commands._progress import Progress
 
     with Progress("compiling agents", enabled=progress) as shown, gc_paused():
-        return _build(root, out, emit_hosts, shown)
+        return _build(root, out, emit_hosts, shown, host)
 
 
-def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Progress) -> CompileResult:
+def _build(
+    root: Path, out: str | None, emit_hosts: Sequence[str], progress: Progress, host: str | None = None
+) -> CompileResult:
     project = load_project(root, collect=True)
     bad_policy = tuple(policy_errors(project.config)) if not project.blocking else ()
     if bad_policy:  # every bad policy key and value at once; the config is broken, so nothing is written
         project = replace(project, errors=(*project.errors, *bad_policy), blocking=(*project.blocking, *bad_policy))
     if project.blocking:
         return CompileResult(project, (), {}, (), project.errors)
+    duplicates = {e.position.file for e in project.duplicates if e.position}
+    if duplicates:  # the later file of each id is not compiled: its error says which file has the id
+        kept = tuple(a for a in project.agents if a.path not in duplicates)
+        project = replace(project, agents=kept, errors=(*project.errors, *project.duplicates))
     progress.total = len(project.agents)
-    resolved = tuple(resolve_project(project))
+    resolved = tuple(resolve_project(project, host))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
     outputs: dict[str, bytes] = {}
@@ -70,9 +82,11 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     for item in resolved:
         progress.advance()
         manifest = build_manifest(item, project.config, cache, project.lock, policies)
-        outputs[f"{out_dir}/{item.agent.id}.json"] = render_json(manifest)
-        for host in emit_hosts:
-            outputs[f"{out_dir}/{item.agent.id}.{host}.json"] = render_json(emit(manifest, host, cache))
+        outputs[f"{out_dir}/{manifest_file(item.agent.id)}"] = render_json(manifest)
+        for api in emit_hosts:
+            outputs[f"{out_dir}/{manifest_file(item.agent.id, f'.{api}.json')}"] = render_json(
+                emit(manifest, api, cache)
+            )
         manifests[item.agent.id] = checks.manifest(item.agent.id, manifest)  # the tools are rendered: let go
     index = build_index(manifests, out_dir)
     checks.index(index)
@@ -83,6 +97,7 @@ def _build(root: Path, out: str | None, emit_hosts: Sequence[str], progress: Pro
     findings = [*unsnapshotted_findings(resolved), *unserved_findings(project)]
     for item in resolved:
         findings.extend(reference_findings(item))
+        findings.extend(host_findings(item))
         findings.extend(unverified_findings(item))
     return CompileResult(project, resolved, outputs, tuple(sort_findings(findings)), project.errors)
 

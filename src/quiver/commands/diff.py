@@ -2,41 +2,86 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from quiver.contract.sides import Side, default_base, load_side, name_servers
+from quiver.contract.sides import Side, default_base, git_ref, load_side, name_servers
 from quiver.errors import UsageError
 from quiver.findings.rule import Rule
 from quiver.model import Finding, Location
+
+if TYPE_CHECKING:
+    from quiver.contract.places import Locator, Places
 from quiver.sources.contract_ignore import read_ignores
 from quiver.sources.files import write_atomic
 
 
 def diff_sides(old: Side, new: Side) -> list[Finding]:
-    """Findings for every server of either side, then for every agent present on both sides. Each finding
-    has a location: the tool's own (new side first), its server's entry, else the side's file at line 1."""
+    """Findings for every server of either side (a tool that moved between servers once, as a move), then for
+    every agent present on both sides. Each finding has a location: the tool's own (new side first), its
+    server's entry, else the side's file at line 1."""
     from dataclasses import replace
 
-    from quiver.contract.diff import diff_catalogs, sort_findings
+    from quiver.contract.diff import diff_catalogs, diff_moved, sort_findings
+    from quiver.contract.moves import match_moves
+    from quiver.contract.places import Places
 
+    moves = match_moves(old.catalogs, new.catalogs)
+    arrived = set(moves.values())
+    places = Places()
     findings: list[Finding] = []
     for server in sorted(set(old.catalogs) | set(new.catalogs)):
         locations = {tool: loc for (srv, tool), loc in new.locations.items() if srv == server}
         fallback = new.server_locations.get(server) or old.server_locations.get(server)
+        locators = _locators(places, new, server)
         for name in old.catalogs.get(server, {}):
             if name not in locations:
                 at = fallback or old.locations.get((server, name))
                 if at is not None:
                     locations[name] = at
+            if name not in new.catalogs.get(server, {}) and fallback is None:
+                locators.pop(name, None)  # a removed tool: the old side's file, unless its server is still here
+                old_locator = places.locator(old.sources.get((server, name)))
+                if old_locator is not None:
+                    locators[name] = old_locator
         findings += diff_catalogs(
-            old.catalogs.get(server, {}), new.catalogs.get(server, {}), server=server, locations=locations
+            {n: t for n, t in old.catalogs.get(server, {}).items() if (server, n) not in moves},
+            {n: t for n, t in new.catalogs.get(server, {}).items() if (server, n) not in arrived},
+            server=server,
+            locations=locations,
+            scan=text_hazards,
+            locators=locators,
         )
+    for (server, name), target in sorted(moves.items()):
+        before, after = old.catalogs[server][name], new.catalogs[target[0]][target[1]]
+        where = new.locations.get(target) or new.server_locations.get(target[0])
+        locate = places.locator(new.sources.get(target))
+        moved = diff_moved(before, after, source=(server, name), target=target, location=where, locate=locate)
+        findings += moved
     findings += _agent_findings(old, new)
     default = new.file or old.file
     return sort_findings(f if f.location or default is None else replace(f, location=default) for f in findings)
+
+
+def _locators(places: Places, side: Side, server: str) -> dict[str, Locator]:
+    """{tool: its locator} for the tools of `server` whose file `side` knows."""
+    out = {}
+    for (srv, tool), source in side.sources.items():
+        locator = places.locator(source) if srv == server else None
+        if locator is not None:
+            out[tool] = locator
+    return out
+
+
+def text_hazards(text: str) -> list[tuple[str, str]]:
+    """What `quiver lint`'s SEC rules flag in one text: the contract diff's `TextScan` (it may not import lint).
+    Imported on the first changed text, so a diff that changes none loads no lint module."""
+    from quiver.lint.support.injection import hazards
+
+    return hazards(text)
 
 
 def _agent_findings(old: Side, new: Side) -> list[Finding]:
@@ -106,6 +151,7 @@ def run(
     color: bool,
     severity: Mapping[str, str] | None = None,
     commits: str | None = None,
+    catalogs: Sequence[str] = (),
 ) -> int:
     from quiver.config import load_config
     from quiver.findings.severity import at_or_above
@@ -125,10 +171,18 @@ def run(
     from quiver.commands._progress import Progress
 
     with Progress("diffing contracts"):
-        old, new = name_servers(
-            load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock), server
-        )
-        findings = _accepted(diff_sides(old, new), overrides, ignores)
+        if catalogs:
+            if head is not None:
+                raise UsageError(
+                    "`--catalog` diffs each catalog at BASE against the working tree; HEAD is the working tree",
+                    hint="write `quiver diff BASE --catalog PATH`",
+                )
+            pairs = [_catalog_sides(root, git_ref(root, base_spec) or base_spec, path, server) for path in catalogs]
+        else:
+            sides = (load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock))
+            pairs = [name_servers(*sides, server)]
+        findings = _accepted([f for old, new in pairs for f in diff_sides(old, new)], overrides, ignores)
+    old, new = pairs[0]
     if old.missing_lock and new.missing_lock:  # never "all checks passed" when there was nothing to compare
         click.echo(
             f"quiver: no {old.missing_lock} in `{old.label}` nor `{new.label}`: nothing to compare "
@@ -137,7 +191,8 @@ def run(
         )
     changed = None
     if changed_only:
-        changed = _changed_files(root, base_spec if base is not None or head is None else None, findings[0])
+        against = git_ref(root, base_spec) if base is not None or head is None else None
+        changed = _changed_files(root, against, findings[0])
     ctx = ReportContext(
         tool="diff",
         rules=table,
@@ -151,6 +206,15 @@ def run(
     from quiver.report.changes import in_scope
 
     return 1 if at_or_above(in_scope(findings[0], changed), fail_on) else 0
+
+
+def _catalog_sides(root: Path, ref: str, path: str, server: str | None) -> tuple[Side, Side]:
+    """`--catalog PATH`: the catalog at `ref` against the working tree's (none there: an empty catalog)."""
+    rel = Path(path).as_posix().strip("/")
+    old = load_side(root, f"{ref}:{rel}", lock_rel=rel)
+    here = root / rel
+    new = load_side(root, str(here), lock_rel=rel) if here.exists() else Side(rel, {})
+    return name_servers(old, new, server)
 
 
 def _contract_table() -> Mapping[str, Rule]:
@@ -191,7 +255,7 @@ def _history(
     worst: list[Finding] = []
     records: list[dict[str, object]] = []
     lines: list[str] = []
-    for step, found in diff_history(root, rev_range, path, server=server):
+    for step, found in diff_history(root, rev_range, path, server=server, scan=text_hazards):
         kept, _ = _accepted(found, overrides, ignores)
         worst += at_or_above(kept, fail_on)
         records.append({"base": step.parent, "head": step.commit, "findings": [f.to_json() for f in kept]})

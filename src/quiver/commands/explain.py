@@ -17,12 +17,12 @@ from quiver.sources.token_cache import TokenCache
 from quiver.suggest import closest, did_you_mean
 
 
-def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text") -> str:
+def run(root: Path, agent_id: str, tool: str | None, fmt: str = "text", host: str | None = None) -> str:
     project = load_project(root)
     by_id = {a.id: a for a in project.agents}
     if agent_id not in by_id:
         raise UsageError(f"no agent `{agent_id}`", hint=_agent_hint(agent_id, project.agents))
-    resolved = resolve_agent(by_id[agent_id], project.servers, project.lock, project.config)
+    resolved = resolve_agent(by_id[agent_id], project, host=host)
     budget = budget_of(resolved, TokenCache(root / CACHE_FILE))
     text = explain(resolved, budget, tool)
     lock = project.config.lock

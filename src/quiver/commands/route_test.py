@@ -104,7 +104,7 @@ def check_routes(root: Path, cases: Path | None, *, baseline: Path | None, lexic
                 position=first.position,
                 hint=did_you_mean(scope, by_id, "run `quiver compile` to list the agents"),
             )
-        resolved = resolve_agent(by_id[scope], project.servers, project.lock, project.config)
+        resolved = resolve_agent(by_id[scope], project)
         indexes[scope] = project_index(project, agent_docs(resolved, project.config.examples), lexical=lexical)
     report = evaluate(loaded, indexes)
     if baseline is None:

@@ -70,9 +70,7 @@ def scope_docs(project: Project, agent: str | None) -> list[SearchDoc]:
             did_you_mean(agent, by_id, "run `quiver compile` to list the agents") if by_id else "no agent files found"
         )
         raise UsageError(f"no agent `{agent}`", hint=hint)
-    return agent_docs(
-        resolve_agent(by_id[agent], project.servers, project.lock, project.config), project.config.examples
-    )
+    return agent_docs(resolve_agent(by_id[agent], project), project.config.examples)
 
 
 def _table(rows: list[dict[str, object]]) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from quiver.commands._options import emit as _emit
-from quiver.commands._options import project_option
+from quiver.commands._options import host_option, project_option
 from quiver.commands._options import root as _root
 
 
@@ -68,8 +68,9 @@ def advise_command(
     help="Also write a self-contained HTML report (charts, largest schemas, advice) to this file.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def budget_command(project: Path, html_out: Path | None, fmt: str) -> None:
+@host_option
+def budget_command(project: Path, html_out: Path | None, fmt: str, host: str | None) -> None:
     """The compiled manifests' token budget per agent; --html writes a report to look at."""
     from quiver.commands.budget import run
 
-    _emit(run(_root(project), html_out, fmt))
+    _emit(run(_root(project), html_out, fmt, host))

@@ -50,3 +50,38 @@ def render_path(root: str, frames: Iterable[Frame]) -> str:
         else:
             text += ("." if text else "") + (str(key) if kind == "prop" else "*")
     return text or root
+
+
+# The keyword a change of each kind is about, where its value names none (`bound`, `constraint`... do).
+_KEYWORD = {
+    "type": "type",
+    "enum": "enum",
+    "const": "const",
+    "pattern": "pattern",
+    "format": "format",
+    "required": "required",
+    "additional-properties": "additionalProperties",
+    "items": "items",
+    "dependent-required": "dependentRequired",
+    "dependent-schema": "dependentSchemas",
+    "default": "default",
+    "description": "description",
+}
+
+
+def pointer(change: Change, schema_key: str) -> tuple[str | int, ...]:
+    """The JSON pointer, in the Tool object, of what `change` is about (`inputSchema/properties/q/maxLength`):
+    its node, then the keyword. A file that lacks part of it is placed at the deepest part it has."""
+    out: list[str | int] = [schema_key]
+    for frame in change.frames:
+        kind, key = frame.segment
+        if kind == "prop":
+            out += ["properties", str(key)]
+        elif kind == "extra":
+            out.append("additionalProperties")
+        else:
+            out += ["items"] if key is None else ["prefixItems", int(key)]
+    keyword = _KEYWORD.get(change.kind) or change.values.get("keyword", "")
+    if keyword:
+        out.append(keyword.split("/")[0])  # `if/then/else` is about `if`
+    return tuple(out)

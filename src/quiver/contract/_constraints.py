@@ -1,4 +1,4 @@
-"""The applicator keywords the walk compares beyond types and bounds: `not`, `if`/`then`/`else`, `contains`
+"""The applicator keywords the walk compares beyond types and bounds: `not`, `contains`
 (`minContains`, `maxContains`), `propertyNames`, `patternProperties` and overlapping `oneOf` branches.
 
 Each function takes the `Walker` and reports through it, like the walker's own keyword families: a change
@@ -7,7 +7,6 @@ where the `b` side rejects something the `a` side accepts, with candidate values
 
 from __future__ import annotations
 
-from dataclasses import replace
 from itertools import combinations
 from typing import TYPE_CHECKING
 
@@ -42,36 +41,6 @@ def excluded(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: See
             return [*first_sample((merge(a, shape),), w.a), *first_sample((shape,), w.b)]
 
         w.emit("constraint", "added", frames, candidates, keyword="not")
-
-
-def conditions(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: Seen) -> None:
-    """`if`/`then`/`else`: a new conditional is a constraint; one with the same `if` compares its branches."""
-    for cond in b.conditions:
-        if cond in a.conditions:
-            continue
-        same = next((c for c in a.conditions if c[0] == cond[0]), None)
-        if same is None and a.conditions:
-            if w.declarations:
-                w.emit("keyword", "changed", frames, None, _DECLARATION, keyword="if")
-            continue
-        if same is None:
-            test = shape_of(cond[0], w.b)
-
-            def candidates(test: Shape = test) -> list[JSON]:
-                return [*first_sample((merge(a, test),), w.a), *w.base(a, ANY), *w.everything(a, b)]
-
-            w.emit("constraint", "added", frames, candidates, keyword="if/then/else")
-            continue
-        for index in (1, 2):
-            if same[index] == cond[index]:
-                continue
-            plain_a, plain_b = _plain(a), _plain(b)
-            if index == 1:  # values that take the `then` branch satisfy the `if`: sample them so
-                plain_a, plain_b = merge(plain_a, shape_of(cond[0], w.a)), merge(plain_b, shape_of(cond[0], w.b))
-            known = {change.key for change in w.probe(plain_a, plain_b, frames, seen)}
-            a_part = merge(plain_a, shape_of(True if same[index] is None else same[index], w.a))
-            b_part = merge(plain_b, shape_of(True if cond[index] is None else cond[index], w.b))
-            w.changes.extend(c for c in w.probe(a_part, b_part, frames, seen) if c.key not in known)
 
 
 def contains(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: Seen) -> None:
@@ -213,7 +182,3 @@ def _exclusive(x: Shape, y: Shape) -> bool:
         for one, other in ((x, y), (y, x))
         for name in other.required
     )
-
-
-def _plain(shape: Shape) -> Shape:
-    return replace(shape, conditions=(), branches=(), branch_kind=None)

@@ -22,6 +22,36 @@ def rule_doc(*, what: str, why: str, example: str, fix: str, witness: str, refer
     return "\n\n".join(f"{heading}\n{dedent(body).strip()}" for heading, body in sections) + "\n"
 
 
+def contract_rule(
+    direction: str,
+    code: str,
+    name: str,
+    kind: str,
+    action: str,
+    message: str,
+    hint: str,
+    *,
+    severity: Severity = "error",
+    what: str,
+    why: str,
+    example: str,
+    fix: str,
+    witness: str,
+) -> Rule:
+    """A contract rule with its documentation assembled (the message as given)."""
+    return Rule(
+        code=code,
+        name=name,
+        severity=severity,
+        direction=direction,
+        kind=kind,
+        action=action,
+        message=message,
+        hint=hint,
+        doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
+    )
+
+
 def schema_rule(
     direction: str,
     code: str,
@@ -39,14 +69,18 @@ def schema_rule(
     witness: str,
 ) -> Rule:
     """A rule about one tool's input or output schema: its message names the tool."""
-    return Rule(
-        code=code,
-        name=name,
+    return contract_rule(
+        direction,
+        code,
+        name,
+        kind,
+        action,
+        "tool `{qualified}`: " + message,
+        hint,
         severity=severity,
-        direction=direction,
-        kind=kind,
-        action=action,
-        message="tool `{qualified}`: " + message,
-        hint=hint,
-        doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
+        what=what,
+        why=why,
+        example=example,
+        fix=fix,
+        witness=witness,
     )

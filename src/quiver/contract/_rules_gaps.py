@@ -146,8 +146,9 @@ DEFAULT_REMOVED = _input(
 
 _NOT_ANALYSED = (
     "Reports a change to a JSON Schema keyword the diff does not analyse for variance (`$dynamicRef`, "
-    "`unevaluatedItems`, `contentSchema`, an `if`/`then`/`else` or `not` rewritten beyond what the diff proves, "
-    "...). Every 2020-12 keyword and its draft-04/06/07 spelling is either analysed or reported by this rule."
+    "`unevaluatedItems`, `contentSchema`, a `patternProperties` pattern it cannot sample, ...). Every 2020-12 "
+    "keyword and its draft-04/06/07 spelling is either analysed or reported by this rule; `if`/`then`/`else`, "
+    "`dependentRequired` and `dependentSchemas` are analysed (CTR083, CTR037, CTR038)."
 )
 
 INPUT_KEYWORD_NOT_ANALYSED = _input(

@@ -10,10 +10,11 @@ import importlib
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from quiver.contract.document import Document
-from quiver.contract.schema import Shape, branch_shapes, shape_of, type_allows
+from quiver.contract.schema import Shape, activated, branch_shapes, merge, shape_of, type_allows
 from quiver.errors import InputError
 from quiver.model import JSON
 
@@ -48,6 +49,15 @@ class NoSample(Exception):
 def sample(shape: Shape, doc: Document, *, depth: int = 0) -> JSON:
     """A small value accepted by `shape` (raise NoSample when none is found)."""
     if depth > MAX_DEPTH or shape.never:
+        raise NoSample
+    if shape.conditions:  # a value taking the `then` branch satisfies the conditional; else try `else`
+        (test, then, other), rest = shape.conditions[0], replace(shape, conditions=shape.conditions[1:])
+        taken = merge(merge(rest, shape_of(test, doc)), shape_of(True if then is None else then, doc))
+        for option in (taken, merge(rest, shape_of(True if other is None else other, doc))):
+            try:
+                return sample(option, doc, depth=depth + 1)
+            except (NoSample, InputError):
+                continue
         raise NoSample
     if shape.enum is not None:
         for value in shape.enum:
@@ -189,14 +199,10 @@ def _sample_array(shape: Shape, doc: Document, depth: int) -> list[JSON]:
 
 
 def _sample_object(shape: Shape, doc: Document, depth: int) -> dict[str, JSON]:
+    shape = activated(shape, doc)
     out: dict[str, JSON] = {}
-    pending = list(shape.required)
-    while pending:
-        name = pending.pop(0)
-        if name in out:
-            continue
+    for name in shape.required:
         out[name] = sample_schema(property_schema(shape, name), doc, depth=depth + 1)
-        pending.extend(shape.dependent_required.get(name, ()))
     for name in shape.properties:
         if len(out) >= shape.lengths.get("minProperties", 0):
             break

@@ -13,6 +13,7 @@ from quiver.contract import _candidates as cand
 from quiver.contract._keywords import bound_text, lower_bound, stricter, upper_bound
 from quiver.contract._regex_lang import counterexample
 from quiver.contract._sample import string_ok
+from quiver.contract.formats import IMPLIED_FORMATS
 from quiver.contract.schema import ANY, Shape, show, type_allows, value_key
 from quiver.model import JSON
 
@@ -91,7 +92,7 @@ def strings(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], listed: li
                 a=a.patterns[0] if a.patterns else "none",
                 b=pattern,
             )
-    if b.format and b.format != a.format:
+    if b.format and b.format != a.format and (a.format, b.format) not in IMPLIED_FORMATS:
         w.emit(
             "format",
             "changed" if a.format else "added",

@@ -14,12 +14,18 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from quiver.contract import _rules_gaps as gap_rules
+from quiver.contract import _rules_surface as surface_rules
 from quiver.contract import _rules_tool as tool_rules
-from quiver.contract._change import Change
+from quiver.contract._change import Change, pointer
 from quiver.contract.catalog_files import UNREADABLE  # set by a side reader on a tool it could not read
 from quiver.contract.document import Document
+from quiver.contract.folds import match_folds
+from quiver.contract.hazards import KINDS, TextScan, introduced
+from quiver.contract.places import Locator
+from quiver.contract.positions import Pointer
 from quiver.contract.rules import rule_for
 from quiver.contract.taxonomy import WIDER, UnknownCell
+from quiver.contract.tool_fields import field_changes, header_changes
 from quiver.contract.walk import Walker
 from quiver.contract.witness import Checker, build_witness
 from quiver.errors import InputError
@@ -35,14 +41,19 @@ Direction = Literal["input", "output"]
 
 @dataclass(frozen=True, slots=True)
 class _Where:
-    """The server, tool and location every finding of one tool shares."""
+    """The server, tool and location every finding of one tool shares; `locate` places a finding at the part
+    of the tool it is about (a JSON pointer in the Tool object), when the side knows its file."""
 
     server: str
     tool: str
     location: Location | None
+    locate: Locator | None = None
 
-    def finding(self, rule: Rule, **values: JSON) -> Finding:  # JSON: str.format values
-        return tool_finding(rule, self.server, self.tool, self.location, **values)
+    def finding(self, rule: Rule, *, pointer: Pointer = ("name",), **values: JSON) -> Finding:  # JSON: format values
+        location = self.location
+        if self.locate is not None:
+            location = self.locate(pointer) or location
+        return tool_finding(rule, self.server, self.tool, location, **values)
 
 
 def qualified(server: str | None, tool: str) -> str:
@@ -58,17 +69,28 @@ def tool_finding(rule: Rule, server: str | None, tool: str, location: Location |
 
 
 def diff_tool(
-    old: Mapping[str, JSON], new: Mapping[str, JSON], *, server: str, location: Location | None = None
+    old: Mapping[str, JSON],
+    new: Mapping[str, JSON],
+    *,
+    server: str,
+    location: Location | None = None,
+    scan: TextScan | None = None,
+    locate: Locator | None = None,
 ) -> list[Finding]:
-    """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted.
+    """Findings for one tool's two MCP Tool objects (same tool, two versions), sorted (`locate`: see `_Where`).
 
-    A tool that cannot be read or compared gets one CTR080 finding with the reason, never an exception."""
-    at = _Where(server, str(new.get("name") or old.get("name") or ""), location)
-    for side, tool in (("old", old), ("new", new)):
-        if UNREADABLE in tool:
-            return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=f"the {side} definition {tool[UNREADABLE]}")]
+    A tool that cannot be read or compared gets one CTR080 finding with the reason, never an exception; one
+    whose old side could not be read and whose new side can, one CTR091 (a repair). `scan` finds hostile text
+    (lint's detectors: see `hazards.py`); without it changed texts are not scanned."""
+    at = _Where(server, str(new.get("name") or old.get("name") or ""), location, locate)
+    new_docs = _documents(new, "new")
+    if isinstance(new_docs, str):
+        return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=new_docs)]
+    old_docs = _documents(old, "old")
+    if isinstance(old_docs, str):  # a repair: nothing an old caller relied on can be compared
+        return [at.finding(surface_rules.TOOL_SCHEMA_REPAIRED, reason=old_docs)]
     try:
-        return _diff_tool(old, new, at)
+        return _diff_tool(old, new, old_docs, new_docs, at, scan)
     except InputError as error:
         return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=error.message)]
     except RecursionError:
@@ -76,20 +98,51 @@ def diff_tool(
         return [at.finding(gap_rules.TOOL_SCHEMA_UNREADABLE, reason=reason)]
 
 
-def _diff_tool(old: Mapping[str, JSON], new: Mapping[str, JSON], at: _Where) -> list[Finding]:
+Documents = tuple[Document, Document | None]  # inputSchema, outputSchema (None: the tool declares none)
+
+
+def _documents(tool: Mapping[str, JSON], side: str) -> Documents | str:
+    """One side's schemas, read; or why they cannot be (`new `inputSchema`: ...`)."""
+    if UNREADABLE in tool:
+        return f"the {side} definition {tool[UNREADABLE]}"
+    try:
+        inputs = _load(tool.get("inputSchema", DEFAULT_INPUT_SCHEMA), f"{side} `inputSchema`")
+        outputs = _load(tool["outputSchema"], f"{side} `outputSchema`") if "outputSchema" in tool else None
+    except InputError as error:
+        return error.message
+    except RecursionError:
+        return f"the {side} schema is nested too deeply for the comparison"
+    return inputs, outputs
+
+
+def _diff_tool(
+    old: Mapping[str, JSON],
+    new: Mapping[str, JSON],
+    old_docs: Documents,
+    new_docs: Documents,
+    at: _Where,
+    scan: TextScan | None,
+) -> list[Finding]:
     findings: list[Finding] = []
     if _words(old.get("description")) != _words(new.get("description")):
-        findings.append(at.finding(tool_rules.TOOL_DESCRIPTION_CHANGED))
+        findings.append(at.finding(tool_rules.TOOL_DESCRIPTION_CHANGED, pointer=("description",)))
+    if scan is not None:
+        for path, kind, phrase in introduced(old, new, scan):
+            label, code = KINDS[kind]
+            rule = surface_rules.TEXT_HAZARD_ADDED
+            shown = ".".join(path)
+            findings.append(at.finding(rule, pointer=path, path=shown, value=label, new=phrase, keyword=code))
+    findings += [at.finding(rule, pointer=where, **values) for rule, values, where in field_changes(old, new)]
     findings += _annotations(old.get("annotations"), new.get("annotations"), at)
-    findings += _schema(
-        "input", old.get("inputSchema", DEFAULT_INPUT_SCHEMA), new.get("inputSchema", DEFAULT_INPUT_SCHEMA), at
-    )
-    if "outputSchema" in old and "outputSchema" not in new:
-        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_REMOVED))
-    elif "outputSchema" in new and "outputSchema" not in old:
-        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_ADDED))
-    elif "outputSchema" in new:
-        findings += _schema("output", old["outputSchema"], new["outputSchema"], at)
+    findings += _compare("input", old_docs[0], new_docs[0], at)
+    headers = header_changes(old_docs[0].root, new_docs[0].root)
+    findings += [at.finding(rule, pointer=where, **values) for rule, values, where in headers]
+    if old_docs[1] is not None and new_docs[1] is None:
+        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_REMOVED, pointer=()))
+    elif new_docs[1] is not None and old_docs[1] is None:
+        findings.append(at.finding(tool_rules.OUTPUT_SCHEMA_ADDED, pointer=("outputSchema",)))
+    elif old_docs[1] is not None and new_docs[1] is not None:
+        findings += _compare("output", old_docs[1], new_docs[1], at)
     return sort_findings(findings)
 
 
@@ -99,30 +152,62 @@ def diff_catalogs(
     *,
     server: str,
     locations: Mapping[str, Location] | None = None,
+    scan: TextScan | None = None,
+    locators: Mapping[str, Locator] | None = None,
 ) -> list[Finding]:
-    """Findings for two {tool name: Tool object} maps: removed, renamed and added tools, then each common tool."""
-    where = locations or {}
+    """Findings for two {tool name: Tool object} maps: removed, renamed and added tools, then each common tool.
+    `locations` and `locators` are per tool name: the new side's, the old side's for a removed tool."""
+    where, places = locations or {}, locators or {}
     removed = sorted(set(old) - set(new))
     added = sorted(set(new) - set(old))
     renames = match_renames({n: old[n] for n in removed}, {n: new[n] for n in added})
+    renamed_to = set(renames.values())
+    left = {n: old[n] for n in removed if n not in renames}
+    folds = match_folds(left, new, set(added) - renamed_to, normalise=normalise_name)
     findings: list[Finding] = []
     for name in removed:
-        at = _Where(server, name, where.get(name))
+        at = _Where(server, name, where.get(name), places.get(name))
+        if name in folds:
+            target, how = folds[name]
+            findings.append(at.finding(surface_rules.TOOL_FOLDED, new_name=target, accepts=how))
+            continue
         if name not in renames:
             findings.append(at.finding(tool_rules.TOOL_REMOVED))
             continue
         target = renames[name]
-        compared = diff_tool(old[name], new[target], server=server, location=where.get(target))
+        compared = diff_tool(
+            old[name], new[target], server=server, location=where.get(target), scan=scan, locate=places.get(target)
+        )
         findings += compared
         findings.append(at.finding(tool_rules.TOOL_RENAMED, new_name=target, accepts=_alias_must_accept(compared)))
-    renamed_to = set(renames.values())
     for name in added:
         if name not in renamed_to:
-            findings.append(tool_finding(tool_rules.TOOL_ADDED, server, name, where.get(name)))
+            findings.append(_Where(server, name, where.get(name), places.get(name)).finding(tool_rules.TOOL_ADDED))
     for name in sorted(set(old) & set(new)):
         if old[name] != new[name]:  # an unchanged tool has nothing to report: skip the schema walk
-            findings += diff_tool(old[name], new[name], server=server, location=where.get(name))
+            findings += diff_tool(
+                old[name], new[name], server=server, location=where.get(name), scan=scan, locate=places.get(name)
+            )
     return sort_findings(findings)
+
+
+def diff_moved(
+    old: Mapping[str, JSON],
+    new: Mapping[str, JSON],
+    *,
+    source: tuple[str, str],
+    target: tuple[str, str],
+    location: Location | None = None,
+    scan: TextScan | None = None,
+    locate: Locator | None = None,
+) -> list[Finding]:
+    """A tool that moved from server/tool `source` to `target`: one CTR092 naming both addresses, plus the
+    findings of its two definitions, reported at the new address (as a rename's are)."""
+    compared = diff_tool(old, new, server=target[0], location=location, scan=scan, locate=locate)
+    moved = _Where(source[0], source[1], location, locate).finding(
+        surface_rules.TOOL_MOVED, new_name=qualified(*target), accepts=_alias_must_accept(compared)
+    )
+    return sort_findings([moved, *compared])
 
 
 def diff_agent_tools(
@@ -249,23 +334,20 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     )
 
 
-def _schema(direction: Direction, old_raw: JSON, new_raw: JSON, at: _Where) -> list[Finding]:
-    key = "inputSchema" if direction == "input" else "outputSchema"
-    old = _load(old_raw, f"old `{key}`")
-    new = _load(new_raw, f"new `{key}`")
-    return _compare(direction, old, new, at)
-
-
 def _compare(direction: Direction, old: Document, new: Document, at: _Where) -> list[Finding]:
     root = "(arguments)" if direction == "input" else "(result)"
     # breaking run: the side that must accept first; the other run finds changes the other way round
     accepting, rejecting = (old, new) if direction == "input" else (new, old)
     findings: list[Finding] = []
     checker = Checker(accepting.root, rejecting.root)
-    for breaking, a, b in ((True, accepting, rejecting), (False, rejecting, accepting)):
-        b_is_new = b is new
-        walker = Walker(a, b, root=root, witnesses=breaking, declarations=a is old)
-        for change in walker.run():
+    runs = [
+        (breaking, b is new, Walker(a, b, root=root, witnesses=breaking, declarations=a is old).run())
+        for breaking, a, b in ((True, accepting, rejecting), (False, rejecting, accepting))
+    ]
+    if direction == "input":
+        findings += _case_changes(runs[0][2], runs[1][2], checker, accepting, at)
+    for breaking, b_is_new, changes in runs:
+        for change in changes:
             finding = _finding(direction, change, breaking=breaking, b_is_new=b_is_new, at=at)
             if finding is None:
                 continue
@@ -275,6 +357,39 @@ def _compare(direction: Direction, old: Document, new: Document, at: _Where) -> 
                     continue  # a candidate change (overlapping branches) that no value confirms: none
             findings.append(finding)
     return findings
+
+
+def _case_changes(
+    narrowing: list[Change], widening: list[Change], checker: Checker, accepting: Document, at: _Where
+) -> list[Finding]:
+    """Input enum values removed and added at one path that differ only in case (`high`, `HIGH`): one CTR103
+    finding for the path, with the first removal's witness; the joined changes leave both lists."""
+    pairs: dict[str, list[tuple[Change, Change]]] = {}
+    for removed in [c for c in narrowing if (c.kind, c.action) == ("enum", "value-removed")]:
+        old_value = removed.values.get("value", "")
+        added = next(
+            (
+                c
+                for c in widening
+                if (c.kind, c.action) == ("enum", "value-removed")
+                and c.values.get("path") == removed.values.get("path")
+                and c.values.get("value", "") != old_value
+                and c.values.get("value", "").casefold() == old_value.casefold()
+            ),
+            None,
+        )
+        if added is not None:
+            narrowing.remove(removed)
+            widening.remove(added)
+            pairs.setdefault(removed.values.get("path", ""), []).append((removed, added))
+    out: list[Finding] = []
+    for path, joined in pairs.items():
+        old = ", ".join(removed.values["value"] for removed, _ in joined)
+        new = ", ".join(added.values["value"] for _, added in joined)
+        where = pointer(joined[0][0], "inputSchema")
+        finding = at.finding(surface_rules.ENUM_CASE_CHANGED, pointer=where, path=path, old=old, new=new)
+        out.append(_with_witness(finding, joined[0][0], checker, accepting, "input"))
+    return out
 
 
 def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: bool, at: _Where) -> Finding | None:
@@ -304,7 +419,7 @@ def _finding(direction: Direction, change: Change, *, breaking: bool, b_is_new: 
     old_text, new_text = (a_text, b_text) if b_is_new else (b_text, a_text)
     template = {"value": "", "keyword": "", "was": "", "prop": "", "reason": "", **values}
     template.update(old=old_text, new=new_text)
-    return at.finding(rule, **template)
+    return at.finding(rule, pointer=pointer(change, f"{direction}Schema"), **template)
 
 
 def _with_witness(
@@ -327,17 +442,25 @@ def _annotations(old_raw: JSON, new_raw: JSON, at: _Where) -> list[Finding]:
     old_ro, new_ro = old.get("readOnlyHint") is True, new.get("readOnlyHint") is True
     if old_ro and not new_ro:
         rule = tool_rules.READ_ONLY_HINT_WEAKENED
-        findings.append(at.finding(rule, old=shown(old, "readOnlyHint", False), new=shown(new, "readOnlyHint", False)))
+        where = ("annotations", "readOnlyHint")
+        findings.append(
+            at.finding(
+                rule, pointer=where, old=shown(old, "readOnlyHint", False), new=shown(new, "readOnlyHint", False)
+            )
+        )
     if not old_ro and not new_ro:
         if old.get("destructiveHint") is False and new.get("destructiveHint") is not False:
             rule = tool_rules.DESTRUCTIVE_HINT_WEAKENED
-            findings.append(at.finding(rule, old="false", new=shown(new, "destructiveHint", True)))
+            where = ("annotations", "destructiveHint")
+            findings.append(at.finding(rule, pointer=where, old="false", new=shown(new, "destructiveHint", True)))
         if old.get("idempotentHint") is True and new.get("idempotentHint") is not True:
             rule = tool_rules.IDEMPOTENT_HINT_WEAKENED
-            findings.append(at.finding(rule, old="true", new=shown(new, "idempotentHint", False)))
+            where = ("annotations", "idempotentHint")
+            findings.append(at.finding(rule, pointer=where, old="true", new=shown(new, "idempotentHint", False)))
     if old.get("openWorldHint") is False and new.get("openWorldHint") is not False:
         rule = tool_rules.OPEN_WORLD_HINT_WEAKENED
-        findings.append(at.finding(rule, old="false", new=shown(new, "openWorldHint", True)))
+        where = ("annotations", "openWorldHint")
+        findings.append(at.finding(rule, pointer=where, old="false", new=shown(new, "openWorldHint", True)))
     return findings
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver.contract.catalog_files import UNREADABLE, Catalog, add_snapshot, read_tools_list
+from quiver.contract.hazards import TextScan
 from quiver.contract.sides import git
 from quiver.errors import InputError, UsageError
 from quiver.model import JSON, Finding
@@ -84,6 +85,10 @@ class SnapshotReader:
             add_snapshot(out, filename, tool)
         return out
 
+    def text(self, sha: str) -> str:
+        """One blob's text (UTF-8, undecodable bytes replaced)."""
+        return self._read(sha).decode("utf-8", "replace")
+
     def _json(self, sha: str, shown: str) -> JSON:
         if sha not in self._blobs:
             from quiver.sources._json import load_json_fast
@@ -101,8 +106,10 @@ class SnapshotReader:
         return data
 
 
-def diff_history(repo: Path, rev_range: str, path: str, *, server: str) -> Iterator[tuple[Step, list[Finding]]]:
-    """(step, findings) for each commit of `rev_range` that touched `path`."""
+def diff_history(
+    repo: Path, rev_range: str, path: str, *, server: str, scan: TextScan | None = None
+) -> Iterator[tuple[Step, list[Finding]]]:
+    """(step, findings) for each commit of `rev_range` that touched `path` (`scan`: see `diff_catalogs`)."""
     from quiver.contract.diff import diff_catalogs
 
     with SnapshotReader(repo, path) as reader:
@@ -111,4 +118,4 @@ def diff_history(repo: Path, rev_range: str, path: str, *, server: str) -> Itera
             old = cache[step.parent] if step.parent in cache else reader.catalog(step.parent)
             new = reader.catalog(step.commit)
             cache = {step.commit: new}
-            yield step, diff_catalogs(old, new, server=server)
+            yield step, diff_catalogs(old, new, server=server, scan=scan)

@@ -8,6 +8,7 @@ from quiver.contract import _rules_gaps as gap
 from quiver.contract import _rules_input as inp
 from quiver.contract import _rules_input_safe as inp_safe
 from quiver.contract import _rules_output as out
+from quiver.contract import _rules_surface as surface
 from quiver.contract import _rules_tool as tool
 from quiver.contract.taxonomy import WAIVERS, Cell, UnknownCell
 from quiver.findings.rule import Rule
@@ -78,6 +79,19 @@ CONTRACT_RULES: tuple[Rule, ...] = (
     gap.OUTPUT_KEYWORD_NOT_ANALYSED,  # CTR088 warning  output/keyword/changed
     gap.INPUT_SUBSCHEMA_NOT_COMPARED,  # CTR089 warning  input/subschema/not-compared
     gap.OUTPUT_SUBSCHEMA_NOT_COMPARED,  # CTR090 warning  output/subschema/not-compared
+    surface.TOOL_SCHEMA_REPAIRED,  # CTR091 info  tool/schema/repaired
+    surface.TOOL_MOVED,  # CTR092 error  tool/tool/moved
+    surface.TOOL_FOLDED,  # CTR093 error  tool/tool/folded
+    surface.TEXT_HAZARD_ADDED,  # CTR094 error  tool/text/hazard-added
+    surface.TITLE_CHANGED,  # CTR095 info  tool/title/changed
+    surface.ICONS_CHANGED,  # CTR096 info  tool/icons/changed
+    surface.TASK_SUPPORT_NARROWED,  # CTR097 error  tool/task-support/narrowed
+    surface.TASK_SUPPORT_WIDENED,  # CTR098 info  tool/task-support/widened
+    surface.HEADER_CHANGED,  # CTR099 error  input/header/changed
+    surface.HEADER_ADDED,  # CTR100 warning  input/header/added
+    surface.HEADER_REMOVED,  # CTR101 warning  input/header/removed
+    surface.HEADER_INVALID,  # CTR102 error  input/header/invalid
+    surface.ENUM_CASE_CHANGED,  # CTR103 error  input/enum/case-changed
 )
 
 RULES_BY_CELL: Mapping[Cell, Rule] = {(r.direction or "", r.kind or "", r.action or ""): r for r in CONTRACT_RULES}

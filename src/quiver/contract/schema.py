@@ -193,6 +193,30 @@ def merge(a: Shape, b: Shape) -> Shape:
     )
 
 
+def activated(shape: Shape, doc: Document, present: tuple[str, ...] = ()) -> Shape:
+    """`shape` for objects that hold its required properties and `present`: the dependencies those trigger
+    applied (`dependentRequired {a: [b]}` with `a` required requires `b`; `dependentSchemas {a: S}` merges
+    `S`), until nothing changes. The walk and the sampler both see dependencies this way, so that
+    `dependentRequired`, `dependentSchemas` and `if: {required}` rewrites of one rule compare equal."""
+    if not (shape.dependent_required or shape.dependent_schemas or present):
+        return shape
+    required = tuple(dict.fromkeys((*shape.required, *present)))
+    applied: set[str] = set()
+    for _ in range(MAX_REF_HOPS):
+        closure = list(required)
+        for name in closure:
+            closure.extend(n for n in shape.dependent_required.get(name, ()) if n not in closure)
+        required = tuple(closure)
+        pending = [n for n in required if n in shape.dependent_schemas and n not in applied]
+        if not pending:
+            break
+        for name in pending:
+            applied.add(name)
+            shape = merge(shape, shape_of(shape.dependent_schemas[name], doc))
+        required = tuple(dict.fromkeys((*required, *shape.required)))
+    return replace(shape, required=required)
+
+
 def accepted_types(shape: Shape) -> frozenset[str] | None:
     """The JSON types some value of the node may have (None: all). `integer` is listed apart from `number`."""
     if shape.never:

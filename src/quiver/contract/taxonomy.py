@@ -34,6 +34,10 @@ Kind = Literal[
     DeclarationKind,
     "tool",
     "title",
+    "icons",
+    "text",
+    "task-support",
+    "header",
     "schema",
     "output-schema",
     "load",
@@ -66,6 +70,12 @@ Action = Literal[
     "unreadable",
     "weakened",
     "strengthened",
+    "repaired",
+    "moved",
+    "folded",
+    "hazard-added",
+    "case-changed",
+    "invalid",
 ]
 Cell = tuple[str, str, str]  # (direction, kind, action): each a member of the Literal above
 
@@ -119,6 +129,18 @@ def _cells() -> tuple[Cell, ...]:
         ("tool", "description", "changed"),
         ("tool", "title", "changed"),
         ("tool", "schema", "unreadable"),
+        ("tool", "schema", "repaired"),
+        ("tool", "tool", "moved"),
+        ("tool", "tool", "folded"),
+        ("tool", "text", "hazard-added"),
+        ("tool", "icons", "changed"),
+        ("tool", "task-support", "narrowed"),
+        ("tool", "task-support", "widened"),
+        ("input", "enum", "case-changed"),
+        ("input", "header", "changed"),
+        ("input", "header", "added"),
+        ("input", "header", "removed"),
+        ("input", "header", "invalid"),
         ("output", "output-schema", "added"),
         ("output", "output-schema", "removed"),
         ("agent", "tool", "removed"),
@@ -143,7 +165,6 @@ _NARROWER_OUTPUT = "narrowing a result only removes results the caller already h
 _OUTPUT_DOCS = "result documentation does not steer the model's arguments; only schema changes are compared"
 
 WAIVERS: Mapping[Cell, str] = {
-    ("tool", "title", "changed"): "the title is display text for humans; the model routes by description",
     ("agent", "tool", "added"): "a tool an agent gains is reported as tool-added for the server or by lint",
     **{
         ("annotations", hint, "strengthened"): "a stronger hint is a promise the server makes, not one it breaks; "

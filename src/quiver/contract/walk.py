@@ -16,9 +16,11 @@ from dataclasses import replace
 from functools import partial
 
 from quiver.contract import _candidates as cand
+from quiver.contract import _conditions as conditional
 from quiver.contract import _constraints as applicators
 from quiver.contract import _scalars as scalars
 from quiver.contract._change import Change, Frame, render_path
+from quiver.contract._dependencies import dependencies
 from quiver.contract._keywords import keywords_accept
 from quiver.contract._sample import NoSample, first_sample, property_schema, sample
 from quiver.contract.document import Document
@@ -27,6 +29,7 @@ from quiver.contract.schema import (
     TYPES,
     Shape,
     accepted_types,
+    activated,
     branch_shapes,
     covers,
     describe_types,
@@ -38,6 +41,8 @@ from quiver.contract.schema import (
     without_branches,
 )
 from quiver.contract.taxonomy import Action, Kind
+from quiver.contract.witness import embed
+from quiver.errors import InputError
 from quiver.model import JSON
 
 MAX_DEPTH = 64  # nesting levels compared; a deeper part is reported as not compared, never skipped silently
@@ -119,6 +124,12 @@ class Walker:
         child._shapes(b, a, frames, seen)
         return child.changes
 
+    def probe_a(self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]) -> list[Change]:
+        """Like `probe` for two shapes of document a (one of its own conditions against a region of it)."""
+        child = Walker(self.a, self.a, root=self.root, witnesses=self.witnesses, declarations=False)
+        child._shapes(a, b, frames, seen)
+        return child.changes
+
     def plain(
         self,
         a: Shape,
@@ -147,7 +158,7 @@ class Walker:
         if b.excluded:
             applicators.excluded(self, a, b, frames, seen)
         if b.conditions:
-            applicators.conditions(self, a, b, frames, seen)
+            conditional.conditions(self, a, b, frames, seen)
         listed_values: list[JSON] = []
         if a.enum is not None:  # only the listed values matter: compare keywords only if b rejects one
             listed_values = [v for v in a.enum if type_allows(b.types, v) and not keywords_accept(b, v)]
@@ -204,6 +215,7 @@ class Walker:
     def _object(
         self, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]], declared: frozenset[str]
     ) -> None:
+        a = activated(a, self.a)  # what the old object's own dependencies require counts as required
         parent = (merge(a, b), a)
         gone = [n for n in a.properties if n not in b.properties and n not in declared]
         for name in b.required:
@@ -245,26 +257,7 @@ class Walker:
         scalars.lengths(
             self, a, b, frames, "Properties", lambda: [*self.base(a, ANY), *self.everything(a, b, extra=True)]
         )
-        for name, needs in b.dependent_required.items():
-            missing = [n for n in needs if n not in a.dependent_required.get(name, ()) and n not in a.required]
-            if missing and not _closed(a, name):
-                self.emit(
-                    "dependent-required",
-                    "added",
-                    frames,
-                    partial(self._without, a, b, *missing, add=name),
-                    prop=name,
-                    value=", ".join(f"`{m}`" for m in missing),
-                )
-        for name, schema in b.dependent_schemas.items():
-            if a.dependent_schemas.get(name) != schema and not _closed(a, name):
-                self.emit(
-                    "dependent-schema",
-                    "added",
-                    frames,
-                    partial(self._dependent, a, b, name, schema, frames, seen),
-                    prop=name,
-                )
+        dependencies(self, a, b, frames, seen)
 
     def _additional(
         self,
@@ -291,6 +284,9 @@ class Walker:
             return
         if frames[-1].segment[0] == "prop" and _words(a.description) != _words(b.description):
             self.emit("description", "changed", frames, None, _DECLARATION)
+        kind, name = frames[-1].segment
+        if kind == "prop" and name in frames[-1].fallback.required:
+            return  # every old caller sends the property: no default (added, changed or removed) reaches them
         if a.has_default and b.has_default and value_key(a.default) != value_key(b.default):
             self.emit("default", "changed", frames, None, _DECLARATION, a=show(a.default), b=show(b.default))
         elif a.has_default != b.has_default:
@@ -344,15 +340,17 @@ class Walker:
             return []
         return [{**base, name: value} for base in bases if isinstance(base, dict)]
 
-    def _dependent(
-        self, a: Shape, b: Shape, name: str, schema: JSON, frames: tuple[Frame, ...], seen: frozenset[tuple[str, str]]
-    ) -> list[JSON]:
-        """Old values that send `name` and may fail its new dependent schema (every property sent, first)."""
-        present = replace(a, required=(*a.required, name))
-        rejecting = merge(replace(without_branches(b), dependent_schemas={}), shape_of(schema, self.b))
-        inner = self.probe(present, rejecting, frames, seen)
-        with_name = self.with_property(a, b, name, property_schema(a, name))
-        return [*self.everything(a, b), *with_name, *(c for ch in inner for c in ch.candidates)]
+    def lifted(self, changes: Iterable[Change], frames: tuple[Frame, ...]) -> list[JSON]:
+        """The candidates of changes a probe at `frames` found (at `frames` or below), as values at `frames`."""
+        out: list[JSON] = []
+        for change in changes:
+            below = change.frames[len(frames) :]
+            for local in change.candidates:
+                try:
+                    out.append(embed(below, local, self.a))
+                except (NoSample, InputError):
+                    continue
+        return out
 
     def everything(self, a: Shape, b: Shape, *, extra: bool = False) -> list[JSON]:
         """The base object with every property `a` declares (and one undeclared key, when `extra`)."""

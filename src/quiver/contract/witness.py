@@ -8,6 +8,7 @@ whose other parts are sampled from the schema, and keeps the first one jsonschem
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,7 +44,8 @@ class Checker:
 
 
 def is_valid(schema: JSON, instance: JSON) -> bool:
-    """jsonschema's verdict, with the schema's own dialect (2020-12 when none is named) and format checks."""
+    """jsonschema's verdict, with the schema's own dialect (2020-12 when none is named) and quiver's format
+    checks (`contract/formats.py`: the same on every install)."""
     return _validator(schema)(instance)
 
 
@@ -94,12 +96,19 @@ def _parent_sample(frame: Frame, doc: Document, merged: bool) -> JSON:
     raise NoSample
 
 
+@functools.cache
+def _formats() -> Any:  # Any: jsonschema's FormatChecker (no stubs)
+    from quiver.contract.formats import format_checker
+
+    return format_checker()
+
+
 def _validator(schema: JSON) -> Callable[[JSON], bool]:
     from jsonschema import exceptions, validators  # lazy: keeps CLI start-up fast
     from referencing.exceptions import Unresolvable
 
     cls: Any = validators.validator_for(schema, default=validators.Draft202012Validator)
-    checker = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    checker = cls(schema, format_checker=_formats())
 
     def check(instance: JSON) -> bool:
         try:

@@ -17,6 +17,7 @@ SECURITY_SEVERITY: Mapping[str, str] = {
     "SEC005": "8.0",  # exfiltration URL in a description
     "SEC006": "7.0",  # invisible Unicode that hides text from reviewers
     "SEC007": "5.0",  # a tool name shadowing another server's tool
+    "CTR094": "8.0",  # a change that brings hostile text into a tool (a rug pull; the SEC001-006 patterns)
     "MCP005": "8.8",  # a literal secret committed in an MCP config
     "MCP009": "5.3",  # plain-http (unencrypted) remote server URL
     "MCP010": "7.5",  # a download piped to a shell as the server command

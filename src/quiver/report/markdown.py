@@ -1,7 +1,7 @@
 """`--format markdown`: a PR comment or `$GITHUB_STEP_SUMMARY` section.
 
-A title, the counts by severity, then a table (severity, rule, location, message). Diff findings get one
-table per tool, each followed by its witnesses in collapsed `<details>` blocks holding a fenced JSON value.
+A title, the counts by severity, then a table (severity, rule, location, message). A diff report is laid out
+by `markdown_diff.py` (changes on one screen, details collapsed) from the same pieces.
 """
 
 from __future__ import annotations
@@ -19,57 +19,40 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
-    parts = [f"## quiver {ctx.tool}\n"]
     notes = _summary.extras(findings, ctx.summary, tool=ctx.tool)
     tail = f" ({'; '.join(notes)})" if notes else ""
+    if ctx.tool == "diff":
+        from quiver.report import markdown_diff
+
+        return markdown_diff.render(findings, tail)
+    parts = [f"## quiver {ctx.tool}\n"]
     if not findings:
         parts.append(f"No findings{tail}.\n")
         return "\n".join(parts)
     parts.append(f"**{_summary.count_phrase(findings)}**{tail}\n")
-    if ctx.tool == "diff":
-        for title, group in _by_tool(findings):
-            parts.append(f"### {title}\n")
-            parts.append(_table(group))
-            parts.extend(_details(f) for f in group if f.witness is not None)
-    else:
-        parts.append(_table(findings))
+    parts.append(table(findings))
     return "\n".join(parts)
 
 
-def _table(findings: Sequence[Finding]) -> str:
-    return HEADER + "".join(_row(f) for f in findings)
+def table(findings: Sequence[Finding]) -> str:
+    return HEADER + "".join(row(f) for f in findings)
 
 
-def _row(finding: Finding) -> str:
+def row(finding: Finding) -> str:
     location = f"`{finding.location}`" if finding.location else ""
-    message = _cell(finding.message)
+    message = cell(finding.message)
     if finding.hint:
-        message += "<br>hint: " + _cell(finding.hint)
-    return f"| {finding.severity} | `{finding.rule}` {finding.name} | {_cell(location)} | {message} |\n"
+        message += "<br>hint: " + cell(finding.hint)
+    return f"| {finding.severity} | `{finding.rule}` {finding.name} | {cell(location)} | {message} |\n"
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
     """Text safe inside a table cell: `|` escaped, line breaks as `<br>`."""
     return text.replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
 
 
-def _by_tool(findings: Sequence[Finding]) -> list[tuple[str, list[Finding]]]:
-    """Group by `server/tool` (or server, or agent), in order of first appearance."""
-    groups: dict[str, list[Finding]] = {}
-    for finding in findings:
-        if finding.tool:
-            title = f"`{finding.server}/{finding.tool}`" if finding.server else f"`{finding.tool}`"
-        elif finding.server:
-            title = f"server `{finding.server}`"
-        elif finding.agent:
-            title = f"agent `{finding.agent}`"
-        else:
-            title = "other"
-        groups.setdefault(title, []).append(finding)
-    return list(groups.items())
-
-
-def _details(finding: Finding) -> str:
+def witness_block(finding: Finding) -> str:
+    """A finding's witness in a collapsed block holding a fenced JSON value."""
     body = witness_json(finding.witness)
     fence = _fence(body)
     return (

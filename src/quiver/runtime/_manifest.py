@@ -17,7 +17,8 @@ from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
 from quiver.sources.manifest import read_manifest
 
-SUPPORTED_VERSION = 1
+SUPPORTED_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1's `load` was the gateway's; version 2 keeps it under `gateway`
 ONE_LINE_CHARS = 160
 
 
@@ -109,7 +110,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
     if not isinstance(data, dict) or "tools" not in data or "agent" not in data:
         raise InputError(f"`{where}` is not a quiver manifest", hint="pass a file written by `quiver compile`")
     version = data.get("manifestVersion")
-    if version != SUPPORTED_VERSION:
+    if version not in READABLE_VERSIONS:
         raise InputError(
             f"`{where}` has manifestVersion {version!r}; this quiver serves version {SUPPORTED_VERSION}",
             hint="recompile it with this quiver",
@@ -130,7 +131,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
                 server=str(t["server"]),
                 name=str(t["name"]),
                 exposed=str((t.get("names") or {}).get("quiver") or f"{t['server']}__{t['name']}"),
-                load=str(t.get("load", "deferred")),
+                load=str((t.get("gateway") or t).get("load", "deferred")),
                 sha256=str(t["sha256"]),
                 definition=dict(t["definition"]),
                 policy=dict(t.get("policy") or {}),
@@ -141,7 +142,7 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
         agent = data["agent"]
         agent_id = str(agent["id"])
         agent_name = str(agent.get("name") or agent_id)
-        initial_tokens = int((data.get("budget") or {}).get("initial_tokens") or 0)
+        initial_tokens = int((data.get("gateway_budget") or data.get("budget") or {}).get("initial_tokens") or 0)
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(
             f"`{where}` is malformed: {type(exc).__name__}: {exc}", hint="run `quiver compile` again"

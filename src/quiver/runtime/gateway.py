@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from quiver import __version__
 from quiver._search._gateway import SearchSetup
 from quiver.errors import InputError
+from quiver.hosts.claude_code import ALWAYS_LOAD_META
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
 from quiver.runtime import telemetry_mcp
@@ -91,7 +92,9 @@ class Gateway(_MetaTools):
             manifest.servers.values(), environ=environ, cwd=cwd, startup_timeout_s=startup_timeout_s, errlog=errlog
         )
         self._tools = {t.exposed: _tool_object(t) for t in manifest.tools}  # fails fast on a broken manifest
-        self._meta_tools = [types.Tool.model_validate(t) for t in META_TOOLS] if manifest.meta_tools_active else []
+        self._meta_tools = (
+            [types.Tool.model_validate(with_always_load(t)) for t in META_TOOLS] if manifest.meta_tools_active else []
+        )
         self._meta_schemas = {str(t["name"]): t["inputSchema"] for t in META_TOOLS}
         self._validators: dict[str, Any] = {}
         self._index: Any = None
@@ -393,9 +396,18 @@ def _elicit_for(ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest) -
     return partial(elicit_form, related_request_id=ctx.request_id)
 
 
+def with_always_load(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool the gateway lists, marked for hosts that would defer it: Claude Code defers every MCP tool
+    unless it sets `_meta["anthropic/alwaysLoad"]` (measured on 2.1.332), and the gateway lists only what it
+    means the model to have up front (its direct tools, its meta-tools, and what the session loaded)."""
+    meta = definition.get("_meta")
+    merged = {**(meta if isinstance(meta, dict) else {}), ALWAYS_LOAD_META: True}
+    return {**definition, "_meta": merged}
+
+
 def _tool_object(tool: ManifestTool) -> types.Tool:
     try:
-        return types.Tool.model_validate(tool.exposed_definition())
+        return types.Tool.model_validate(with_always_load(tool.exposed_definition()))
     except ValidationError as exc:
         raise InputError(
             f"the manifest's definition of `{tool.server}/{tool.name}` is not an MCP Tool: {exc.errors()[0]['msg']}",

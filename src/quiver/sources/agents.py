@@ -7,25 +7,43 @@ it is strict about syntax: malformed YAML, duplicate keys or an alias bomb raise
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from quiver.config import AgentGlob
 from quiver.errors import InputError, Position
-from quiver.model import JSON, Agent, Location, Server, ToolRef
+from quiver.globs import matches_any
+from quiver.model import JSON, Agent, AgentKind, Location, Server, ToolRef
 from quiver.sources._yaml import YNode, parse_yaml
 from quiver.sources.files import read_text
 from quiver.sources.mcp_config import servers_from_mapping
 
-AGENT_GLOBS = (
-    ".github/agents/*.md",
-    ".claude/agents/*.md",
-    ".github/chatmodes/*.chatmode.md",
+# Where hosts look for agent files, and the format each location holds (DESIGN §2).
+AGENT_GLOBS: tuple[tuple[str, AgentKind], ...] = (
+    (".github/agents/*.md", "copilot"),
+    (".claude/agents/*.md", "claude"),
+    (".github/chatmodes/*.chatmode.md", "chatmode"),
 )
 # `fixtures`: test fixtures of agent tooling (quiver's own included) are not the repository's agents.
 SKIP_DIRS = frozenset(
     {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".tox", ".quiver", "fixtures"}
 )
+# A folder's README or index describes the agents beside it; it is an agent only when a glob names it.
+NOT_AGENTS = frozenset({"readme.md", "index.md", "contributing.md", "changelog.md", "license.md"})
+PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
 _FM_BOUNDARY = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFile:
+    """An agent file found by discovery: where, in which format, under which id, and what found it."""
+
+    path: str
+    kind: AgentKind
+    id: str
+    origin: str
+    host: str | None = None
 
 
 def agent_id(path: str) -> str:
@@ -37,7 +55,7 @@ def agent_id(path: str) -> str:
     return name
 
 
-def agent_kind(path: str) -> str:
+def agent_kind(path: str) -> AgentKind:
     if path.startswith(".claude/") or "/.claude/" in path:
         return "claude"
     if path.endswith(".chatmode.md"):
@@ -45,26 +63,88 @@ def agent_kind(path: str) -> str:
     return "copilot"
 
 
-def discover_agents(root: Path, extra_globs: Iterable[str] = ()) -> list[str]:
-    """Project-relative posix paths of every agent file, sorted."""
-    found: set[str] = set()
-    for pattern in (*AGENT_GLOBS, *extra_globs):
-        for path in root.glob(pattern):
-            if path.is_file():
-                found.add(path.relative_to(root).as_posix())
-    for dirpath, _dirnames, filenames in _walk(root):
-        for name in filenames:
-            if name.endswith(".agent.md"):
-                found.add((dirpath / name).relative_to(root).as_posix())
-    return sorted(found)
+def discover_agents(root: Path, globs: Iterable[AgentGlob] = (), exclude: Sequence[str] = ()) -> list[AgentFile]:
+    """Every agent file of the project, sorted by path: the hosts' own locations, `*.agent.md` anywhere,
+    Claude Code plugins (`.claude-plugin/plugin.json`: ids `plugin:agent`) and the config's `agents` globs.
+    A file an `exclude` glob matches is left out, and so is a README or index file a wildcard reached."""
+    found: dict[str, AgentFile] = {}
+
+    def add(item: AgentFile, named: bool = False) -> None:
+        name = item.path.rsplit("/", 1)[-1].lower()
+        if item.path in found or matches_any(item.path, tuple(exclude)) or (name in NOT_AGENTS and not named):
+            return
+        found[item.path] = item
+
+    for pattern, kind in AGENT_GLOBS:
+        for rel in _glob(root, pattern):
+            add(AgentFile(rel, kind, agent_id(rel), f"`{pattern}`"))
+    for rel in _walk_files(root):
+        if rel.endswith(".agent.md"):
+            add(AgentFile(rel, "copilot", agent_id(rel), "a `*.agent.md` file"))
+        elif rel.endswith(PLUGIN_MANIFEST):
+            for item in _plugin_agents(root, rel):
+                add(item)
+    for entry in globs:
+        named = not any(c in entry.path.rsplit("/", 1)[-1] for c in "*?[")
+        origin = f"`agents` glob `{entry.path}`"
+        for rel in _glob(root, entry.path):
+            kind = entry.kind or agent_kind(rel)
+            add(AgentFile(rel, kind, agent_id(rel), origin, entry.host), named)
+    return [found[rel] for rel in sorted(found)]
 
 
-def _walk(root: Path) -> Iterable[tuple[Path, list[str], list[str]]]:
+def _glob(root: Path, pattern: str) -> list[str]:
+    out = []
+    for path in root.glob(pattern):
+        if path.is_file():
+            rel = path.relative_to(root).as_posix()
+            if not SKIP_DIRS.intersection(rel.split("/")[:-1]):
+                out.append(rel)
+    return sorted(out)
+
+
+def _walk_files(root: Path) -> Iterable[str]:
     import os
 
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        yield Path(dirpath), dirnames, filenames
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS or d == ".claude-plugin")
+        base = Path(dirpath).relative_to(root).as_posix()
+        for name in sorted(filenames):
+            yield name if base == "." else f"{base}/{name}"
+
+
+def _plugin_agents(root: Path, manifest: str) -> list[AgentFile]:
+    """A Claude Code plugin's subagents: its `agents` paths (files or folders), else its `agents/` folder.
+    Claude Code names them `<plugin name>:<agent>` (measured on 2.1.332 with `--plugin-dir`)."""
+    import json
+
+    plugin_dir = manifest[: -len(PLUGIN_MANIFEST)].rstrip("/")
+    base = root / plugin_dir if plugin_dir else root
+    try:
+        data = json.loads((root / manifest).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return []  # an unreadable plugin.json: its agents are not found here (lint's QVR reports unreadable files)
+    if not isinstance(data, dict):
+        return []
+    name = data.get("name") if isinstance(data.get("name"), str) and data["name"].strip() else base.name
+    paths = data.get("agents", ["./agents"])
+    if isinstance(paths, str):
+        paths = [paths]
+    out = []
+    origin = f"Claude Code plugin `{name}` ({manifest})"
+    for entry in paths if isinstance(paths, list) else []:
+        if not isinstance(entry, str):
+            continue
+        target = (base / entry).resolve()
+        try:
+            target.relative_to(root.resolve())
+        except ValueError:
+            continue  # outside the project
+        files = sorted(target.glob("*.md")) if target.is_dir() else [target] if target.is_file() else []
+        for file in files:
+            rel = file.relative_to(root.resolve()).as_posix()
+            out.append(AgentFile(rel, "claude", f"{name}:{agent_id(rel)}", origin))
+    return out
 
 
 def split_frontmatter(text: str, path: str) -> tuple[str | None, int, str, int]:
@@ -91,8 +171,8 @@ def split_frontmatter(text: str, path: str) -> tuple[str | None, int, str, int]:
     return fm, offset, text[body_start:], body_line
 
 
-def read_agent(root: Path, rel: str) -> Agent:
-    """Read one agent file (project-relative path)."""
+def read_agent(root: Path, rel: str, found: AgentFile | None = None) -> Agent:
+    """Read one agent file (project-relative path), in the format and under the id discovery gave it."""
     text = read_text(root / rel, rel)
     fm_text, offset, body, body_line = split_frontmatter(text, rel)
     node = parse_yaml(fm_text, rel, line_offset=offset) if fm_text is not None else YNode({}, 1, 1)
@@ -104,10 +184,10 @@ def read_agent(root: Path, rel: str) -> Agent:
             position=Position(rel, node.line, node.column),
             hint="write `key: value` lines between the `---` markers",
         )
-    return build_agent(rel, node, body, body_line)
+    return build_agent(rel, node, body, body_line, found)
 
 
-def build_agent(rel: str, node: YNode, body: str, body_line: int) -> Agent:
+def build_agent(rel: str, node: YNode, body: str, body_line: int, found: AgentFile | None = None) -> Agent:
     fm: Mapping[str, JSON] = node.value
     key_locations = {k: Location(rel, line, col) for k, (line, col) in node.key_positions.items()}
 
@@ -125,16 +205,20 @@ def build_agent(rel: str, node: YNode, body: str, body_line: int) -> Agent:
             models = tuple(v.strip() for v in value)
             break
 
+    kind = found.kind if found is not None else agent_kind(rel)
     servers: tuple[Server, ...] = ()
-    mcp = node.get("mcp-servers")
+    mcp = node.get("mcpServers" if kind == "claude" else "mcp-servers")
     if mcp is not None and isinstance(mcp.value, dict):
         servers = tuple(servers_from_mapping(mcp, rel, dialect="agent"))
 
     dtl = fm.get("deferred-tool-loading")
+    skills = fm.get("skills")
+    if isinstance(skills, str):
+        skills = [part.strip() for part in skills.split(",")]
     return Agent(
-        id=agent_id(rel),
+        id=found.id if found is not None else agent_id(rel),
         path=rel,
-        kind=agent_kind(rel),  # type: ignore[arg-type]  # agent_kind returns one of the Literal values
+        kind=kind,
         location=Location(rel, 1, 1),
         frontmatter=fm,
         key_locations=key_locations,
@@ -147,6 +231,9 @@ def build_agent(rel: str, node: YNode, body: str, body_line: int) -> Agent:
         models=models,
         mcp_servers=servers,
         deferred_tool_loading=dtl is True,
+        disallowed=_tool_refs(node.get("disallowedTools"), rel) or () if kind == "claude" else (),
+        skills=tuple(v for v in skills if isinstance(v, str) and v) if isinstance(skills, list) else (),
+        host=found.host if found is not None else None,
     )
 
 

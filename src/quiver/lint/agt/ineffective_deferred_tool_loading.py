@@ -38,7 +38,7 @@ def _deferred_loading(ctx: LintContext, agent: Agent, resolved: ResolvedAgent | 
             advice="name the MCP tools it should load on demand",
         )
         return
-    search = resolved.tool_search
+    search = resolved.gateway_search or resolved.tool_search  # `deferred-tool-loading` is a gateway rule
     if search.active:
         return
     lock = ctx.project.lock

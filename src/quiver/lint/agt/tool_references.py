@@ -39,6 +39,8 @@ def reference_findings(resolved: ResolvedAgent) -> Iterator[Finding]:
                 yield AMBIGUOUS_TOOL_REFERENCE.finding(
                     location=at, agent=agent, ref=ref, servers=servers, example=example
                 )
+            case "host-syntax" | "not-read-by-host" | "shadowed-by-host":
+                continue  # AGT023-025 (host_references.py)
             case "unknown-server":
                 hint = f"did you mean `{item.guess}`?"
                 yield UNKNOWN_SERVER_REFERENCE.finding(
@@ -49,7 +51,11 @@ def reference_findings(resolved: ResolvedAgent) -> Iterator[Finding]:
     for server, refs in resolved.host_refs.items():
         listed = ", ".join(f"`{r.text}`" for r in refs)
         yield HOST_SERVER_NOT_SNAPSHOTTED.finding(
-            location=refs[0].location, agent=agent, refs=listed, server=server, host=HOST_SERVERS[server]
+            location=refs[0].location,
+            agent=agent,
+            refs=listed,
+            server=server,
+            host=HOST_SERVERS.get(server, resolved.host.name),
         )
 
 

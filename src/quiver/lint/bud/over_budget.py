@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from quiver.compile import budget_of, server_index
+from quiver.compile import budget_of
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.budget_tokens import Tokens, tokens_of
 from quiver.lint.support.text import shown
-from quiver.metatools import META_TOOLS
 from quiver.model import Finding, Location
 from quiver.resolve import ResolvedAgent
-from quiver.tokens import compact, tool_payload
 
 _TOP = 3
 
@@ -21,10 +19,10 @@ def _over_budget(resolved: ResolvedAgent, budget: int, tokens: Tokens) -> Iterat
     preloaded = [(tokens.of(t), t) for t in resolved.tools if t.load == "preloaded"]
     total = sum(n for n, _ in preloaded)
     deferring = any(t.load == "deferred" for t in resolved.tools)
-    if not deferring:
+    if not deferring and not resolved.skills:
         initial = total
     elif total + _extra_bytes(resolved) <= budget:
-        return  # within budget even if every byte of the meta-tools and the index were a token
+        return  # within budget even if every byte of the search tool, the listing and the skills were a token
     else:
         initial = budget_of(resolved, tokens.cache).initial_tokens
     if initial <= budget:
@@ -37,12 +35,17 @@ def _over_budget(resolved: ResolvedAgent, budget: int, tokens: Tokens) -> Iterat
 
 
 def _extra_bytes(resolved: ResolvedAgent) -> int:
-    """UTF-8 bytes of what `budget_of` adds to the preloaded tools while deferring: meta-tools and server index.
+    """UTF-8 bytes of what `budget_of` adds to the preloaded tools: the host's search tool (bounded by its
+    token count), its list of deferred names, and every skill's name, description and body.
 
     An o200k token covers at least one byte, so this bounds their token count without the tokenizer.
     """
-    meta = compact([tool_payload(t) for t in META_TOOLS])
-    return len(meta.encode("utf-8")) + len(compact(server_index(resolved)).encode("utf-8"))
+    split = resolved.split
+    search = split.search_tool_tokens * 8 if split is not None else 0  # no token is longer than 8 bytes here
+    key = resolved.host.names_key
+    names = sum(len(t.names.get(key, t.tool.name)) + 1 for t in resolved.tools if t.load == "deferred")
+    skills = sum(len((s.description or "").encode()) + len(s.id) + len(s.body.encode()) + 16 for s in resolved.skills)
+    return search + names + skills + 256
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:

@@ -22,10 +22,11 @@ def _unused_preloads(ctx: LintContext) -> Iterator[Finding]:
     named = {(t.server, t.tool.name) for r in ctx.resolved for t in r.tools if t.named}
     per_server: dict[str, tuple[ResolvedTool, dict[str, None]]] = {}
     for resolved in ctx.resolved:
-        if not resolved.tool_search.active:
+        if resolved.gateway_search is None or not resolved.gateway_search.active:
             continue
-        for item in resolved.tools:
-            if item.decision.code in _PRELOAD_CODES and (item.server, item.tool.name) not in named:
+        for item in resolved.tools:  # quiver serve's decisions: `preload` is quiver's own key
+            code = item.gateway_decision.code if item.gateway_decision is not None else ""
+            if code in _PRELOAD_CODES and (item.server, item.tool.name) not in named:
                 entry = per_server.setdefault(item.server, (item, {}))
                 entry[1][item.tool.name] = None
     for server in sorted(per_server):
@@ -34,9 +35,11 @@ def _unused_preloads(ctx: LintContext) -> Iterator[Finding]:
         shown_tools = ", ".join(f"`{shown(n, 40)}`" for n in unnamed[:_LISTED])
         if len(unnamed) > _LISTED:
             shown_tools += f" and {len(unnamed) - _LISTED} more"
-        setting = '`deferTools: "never"`' if item.decision.code == "server-never-defers" else "`preload: true`"
+        decision = item.gateway_decision
+        assert decision is not None  # selected above for its code
+        setting = '`deferTools: "never"`' if decision.code == "server-never-defers" else "`preload: true`"
         yield UNUSED_PRELOAD.finding(
-            location=item.decision.source,
+            location=decision.source,
             server=server,
             subject=f"{len(unnamed)} tool(s) of server `{server}` are",
             setting=setting,

@@ -61,7 +61,7 @@ def described(server: Server, locked: LockedServer | None) -> Described:
 
 def _check(ctx: LintContext) -> Iterator[Finding]:
     lock = ctx.project.lock
-    deferred = {t.server for r in ctx.resolved for t in r.tools if t.load == "deferred"}
+    deferred = {t.server for r in ctx.resolved for t in r.tools if t.gateway_load == "deferred"}
     words_of: ToolWords | None = None
     for item in _descriptions(ctx):
         if item.origin != "config" and item.server not in deferred:

@@ -89,7 +89,11 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
     checked: set[tuple[str, str]] = set()
     budget = MAX_QUERIES
     for agent in sorted(ctx.resolved, key=lambda r: r.agent.id):
-        mine = [i for i, t in enumerate(agent.tools) if t.load == "deferred" and (t.server, t.tool.name) not in checked]
+        mine = [
+            i
+            for i, t in enumerate(agent.tools)
+            if t.gateway_load == "deferred" and (t.server, t.tool.name) not in checked
+        ]
         if not mine or len(agent.tools) > MAX_SCOPE or budget <= 0:
             continue
         mine = mine[:budget]

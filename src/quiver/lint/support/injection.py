@@ -265,3 +265,17 @@ def distinctive(name: str) -> bool:
 def identifiers(text: str) -> set[str]:
     """Identifier-like tokens of a text (for tool-name mentions)."""
     return {t for t in _IDENTIFIER.findall(text)}
+
+
+def hazards(text: str) -> list[tuple[str, str]]:
+    """(kind, phrase) for what SEC001-006 flag in one text, as `quiver diff` compares two versions of it:
+    invisible characters first (kind "invisible", the characters), then each kind `scan` finds in the visible
+    text plus any ASCII smuggled in tag characters (what `lint/sec/tool_poisoning.py` scans)."""
+    found: list[tuple[str, str]] = []
+    hidden = invisible(text)
+    if hidden:
+        found.append(("invisible", "".join(chr(h.code_point) for h in hidden[:5])))
+        smuggled = tag_text(text)
+        text = visible(text) + (" " + smuggled if smuggled else "")
+    found.extend((match.kind, match.phrase) for match in scan(text))
+    return found
