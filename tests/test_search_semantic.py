@@ -345,3 +345,22 @@ def test_the_lexical_flag_reaches_search_and_route_test_from_the_command_line(de
     routes = runner.invoke(cli, ["route-test", "-C", str(demo), "--format", "json", "--lexical"])
     default = runner.invoke(cli, ["route-test", "-C", str(demo), "--format", "json"])
     assert json.loads(routes.output)["mrr"] != json.loads(default.output)["mrr"]
+
+
+def test_a_docs_cosine_is_the_best_of_its_vectors_and_minus_one_without_any() -> None:
+    import numpy as np
+
+    from quiver._search._fuse import Semantic
+
+    rng = np.random.RandomState(1)
+
+    def unit(n: int) -> list[tuple[float, ...]]:
+        v = rng.randn(n, 384).astype(np.float32)
+        return [tuple(row) for row in (v / np.linalg.norm(v, axis=1, keepdims=True)).tolist()]
+
+    vectors = [unit(1), unit(3), [], unit(2), unit(1)]
+    query = np.asarray(unit(1)[0], dtype=np.float32)
+    want = [max((float(np.dot(v, query)) for v in doc), default=-1.0) for doc in vectors]
+    assert np.allclose(Semantic(vectors).cosines(query), want, atol=1e-6)
+    single = [unit(1) for _ in range(4)]
+    assert np.allclose(Semantic(single).cosines(query), [float(np.dot(d[0], query)) for d in single], atol=1e-6)

@@ -361,11 +361,16 @@ LEXICAL_HELP = 'Rank by words alone, without the embedding model (as `search = "
 @click.option("--limit", "-k", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
-def search_command(project: Path, query: str, agent: str | None, limit: int, fmt: str, lexical: bool) -> None:
+@click.option(
+    "--explain", is_flag=True, help="Show what made each score: the words' and the embedding's shares, each signal."
+)
+def search_command(
+    project: Path, query: str, agent: str | None, limit: int, fmt: str, lexical: bool, explain: bool
+) -> None:
     """Rank the project's tools for QUERY with the tool search index (what a deferring agent's search finds)."""
     from quiver.commands.search import run
 
-    click.echo(run(_root(project), query, agent, limit, fmt, lexical=lexical), nl=False)
+    click.echo(run(_root(project), query, agent, limit, fmt, lexical=lexical, explain=explain), nl=False)
 
 
 @cli.command("route-test")

@@ -9,12 +9,14 @@ from __future__ import annotations
 from quiver.model import JSON
 
 _STR = {"type": "string"}
+# describe_tool and call_tool take a tool by the `name` search_tools returned, or by `server` and `tool`
+_NAME = _STR
 
 META_TOOLS: tuple[dict[str, JSON], ...] = (
     {
         "name": "search_tools",
-        "description": "Find tools by what you want to do. Returns server, tool and a one-line description; "
-        "found tools become callable directly.",
+        "description": "Find tools by what you want to do. Returns name, server, tool and a one-line description; "
+        "pass the name to describe_tool or call_tool.",
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -45,8 +47,7 @@ META_TOOLS: tuple[dict[str, JSON], ...] = (
         "description": "Show one tool's full input and output schema; the tool becomes callable directly.",
         "inputSchema": {
             "type": "object",
-            "properties": {"server": _STR, "tool": _STR},
-            "required": ["server", "tool"],
+            "properties": {"name": _NAME, "server": _STR, "tool": _STR},
             "additionalProperties": False,
         },
     },
@@ -56,6 +57,7 @@ META_TOOLS: tuple[dict[str, JSON], ...] = (
         "inputSchema": {
             "type": "object",
             "properties": {
+                "name": _NAME,
                 "server": _STR,
                 "tool": _STR,
                 "arguments": {"type": "object"},
@@ -64,7 +66,6 @@ META_TOOLS: tuple[dict[str, JSON], ...] = (
                     "description": "Reuse the same key to retry safely: a repeated call returns the first outcome",
                 },
             },
-            "required": ["server", "tool"],
             "additionalProperties": False,
         },
     },

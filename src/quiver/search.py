@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from quiver._search._fuse import Semantic
 
 __all__ = [
+    "Explained",
     "SearchConfig",
     "SearchDoc",
     "SearchHit",
@@ -62,6 +63,17 @@ class SearchHit:
     tool: str
     score: float
     matched: tuple[str, ...]  # which fields matched: "name", "description", "params", "server", "examples"
+
+
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """What made one hit's score (`SearchIndex.explain`): the parts add up to `hit.score` (rounding aside)."""
+
+    hit: SearchHit
+    words: float  # the lexical (BM25F) share: the raw score alone, or its z-score when fused
+    meaning: float  # the embedding's share (weight x z-score of the cosine); 0 without vectors
+    cosine: float | None  # the tool's best cosine with the request; None without vectors
+    moves: tuple[tuple[str, float], ...]  # signal -> what it added: action, name, server, numbers, exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +105,7 @@ class SearchIndex:
         "_blocker",
         "_classes",
         "_config",
+        "_exact",
         "_fields",
         "_names",
         "_postings",
@@ -123,6 +136,7 @@ class SearchIndex:
         self._classes = [_intent.tool_class(d.tool) for d in docs]
         self._names = _intent.distinctive_names([d.server for d in docs], [d.tool for d in docs])
         self._servers = [frozenset(_text.terms(d.server)) for d in docs]
+        self._exact: dict[str, tuple[int, ...]] | None = None
         self._semantic: Semantic | None = None
         if vectors is not None:
             if len(vectors) != len(docs):
@@ -160,26 +174,59 @@ class SearchIndex:
         return cls(all_docs, rows, config_, vectors, purposes)
 
     def search(self, query: str, limit: int = 10) -> list[SearchHit]:
-        """The best `limit` tools for `query`, best first; an empty list when nothing matches."""
+        """The best `limit` tools for `query`, best first; an empty list when nothing matches.
+
+        A query that is a tool's exact name (`tool`, `server/tool`, `server__tool`, `mcp__server__tool`,
+        any case) ranks that tool first (every tool of that name, by server, for a bare name)."""
+        return [e.hit for e in self._ranked(query, limit, explain=False)]
+
+    def explain(self, query: str, limit: int = 10) -> list[Explained]:
+        """`search`, with what made each score: the words' and the embedding's shares and each signal's move."""
+        return self._ranked(query, limit, explain=True)
+
+    def _ranked(self, query: str, limit: int, *, explain: bool) -> list[Explained]:
         config = self._config
         concepts = analyze(query, self._postings, self._typo_candidates, config.query)
         scores = _rank.score(self._postings, concepts, config.coordination)
         matched = bool(scores)
+        parts: dict[int, tuple[float, float, float]] | None = {} if explain else None
         if self._semantic is not None and query.strip():
             from quiver._search._embed import model
 
             vector = model().encode([query])[0]
             scores = self._semantic.fuse(
-                vector, scores, depth=config.semantic_depth, weight=config.semantic_weight, rrf=config.rrf
+                vector,
+                scores,
+                depth=config.semantic_depth,
+                weight=config.semantic_weight,
+                rrf=config.rrf,
+                parts=parts,
             )
-        if not scores or limit <= 0:
+        elif parts is not None:
+            parts.update({i: (s, 0.0, float("nan")) for i, s in scores.items()})
+        exact = self.exact(query)
+        if (not scores and not exact) or limit <= 0:
             return []
+        moves: dict[int, list[tuple[str, float]]] = {}
         if matched:
-            self._adjust(query, concepts, scores, limit)
+            self._adjust(query, concepts, scores, limit, moves if explain else None)
         docs = self.docs
+        if exact:
+            top = max(scores.values(), default=0.0)
+            for rank, i in enumerate(exact):  # above every other candidate, in (server, tool) order
+                was = scores.get(i, 0.0)
+                scores[i] = top + EXACT_MARGIN * (len(exact) - rank)
+                moves.setdefault(i, []).append(("exact", scores[i] - was))
         best = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], docs[kv[0]].server, docs[kv[0]].tool))
         terms = {t for c in concepts for t in c.terms}
-        return [SearchHit(docs[i].server, docs[i].tool, round(s, 6), self._matched(i, terms)) for i, s in best]
+        out = []
+        for i, score in best:
+            hit = SearchHit(docs[i].server, docs[i].tool, round(score, 6), self._matched(i, terms))
+            words, meaning, cosine = parts.get(i, (0.0, 0.0, float("nan"))) if parts is not None else (0.0, 0.0, 0.0)
+            shown = None if cosine != cosine else round(cosine, 4)  # NaN: no vectors
+            made = tuple((name, round(v, 6)) for name, v in moves.get(i, ()) if v)
+            out.append(Explained(hit, round(words, 6), round(meaning, 6), shown, made))
+        return out
 
     def rank_of(self, query: str, doc_index: int, within: int) -> int | None:
         """The 1-based rank `search(query)` gives `docs[doc_index]` when it is within the first `within`,
@@ -187,7 +234,7 @@ class SearchIndex:
 
         Only candidates whose score could end on either side of the doc's, once moved, are adjusted; the
         rest are decided by their unadjusted score alone (a move is at most `reach`)."""
-        if self._semantic is not None:  # fused scores: no cheap bound, read the ranking
+        if self._semantic is not None or self.exact(query):  # no cheap bound: read the ranking
             hits = self.search(query, within)
             doc = self.docs[doc_index]
             found = [k for k, h in enumerate(hits) if (h.server, h.tool) == (doc.server, doc.tool)]
@@ -215,8 +262,23 @@ class SearchIndex:
                 return None
         return ahead + 1
 
+    def exact(self, query: str) -> tuple[int, ...]:
+        """The docs `query` names exactly (`exact_keys`), in (server, tool) order; () for none."""
+        if self._exact is None:
+            found: dict[str, list[int]] = {}
+            for i, doc in enumerate(self.docs):
+                for key in exact_keys(doc.server, doc.tool):
+                    found.setdefault(key, []).append(i)
+            docs = self.docs
+            self._exact = {k: tuple(sorted(v, key=lambda i: (docs[i].server, docs[i].tool))) for k, v in found.items()}
+        return self._exact.get(_exact_form(query), ())
+
     def _mover(
-        self, query: str, concepts: Sequence[Concept], scores: Mapping[int, float]
+        self,
+        query: str,
+        concepts: Sequence[Concept],
+        scores: Mapping[int, float],
+        moves: dict[int, list[tuple[str, float]]] | None = None,
     ) -> tuple[float, Callable[[int, float], float]] | None:
         """How candidates' scores move (`_adjust`): the largest move either way, and the move of one; None when
         nothing moves (the best score ties the `ADJUST_SPREAD`-th)."""
@@ -243,6 +305,13 @@ class SearchIndex:
             cover = _intent.name_cover(names[i], asked)
             named = not said.isdisjoint(servers[i])
             unfit = no_numbers and docs[i].required_numbers > 0
+            if moves is not None:
+                moves[i] = [
+                    ("action", unit * config.intent_weight * agree),
+                    ("name", unit * config.name_weight * cover),
+                    ("server", unit * config.server_weight * named),
+                    ("numbers", -unit * config.numbers_weight * unfit),
+                ]
             return score + unit * (
                 config.intent_weight * agree
                 + config.name_weight * cover
@@ -252,7 +321,14 @@ class SearchIndex:
 
         return reach, move
 
-    def _adjust(self, query: str, concepts: Sequence[Concept], scores: dict[int, float], limit: int) -> None:
+    def _adjust(
+        self,
+        query: str,
+        concepts: Sequence[Concept],
+        scores: dict[int, float],
+        limit: int,
+        moves: dict[int, list[tuple[str, float]]] | None = None,
+    ) -> None:
         """Move each candidate by its action-class agreement and name cover (`_search/_intent.py`), in units
         of the gap between the best score and the `ADJUST_SPREAD`-th: comparable to the gaps among the
         tools in contention, whatever the scale of the scores (lexical alone or fused).
@@ -260,7 +336,7 @@ class SearchIndex:
         A move is at most `reach` either way. Candidates are adjusted best first, and once one's score plus
         `reach` is below the `limit`-th adjusted score so far, neither it nor any after it can enter the
         first `limit`: those are dropped unadjusted (the result is the same)."""
-        mover = self._mover(query, concepts, scores)
+        mover = self._mover(query, concepts, scores, moves)
         if mover is None:
             return
         reach, move = mover
@@ -288,6 +364,20 @@ class SearchIndex:
             names = [frozenset(f[0]) for f in self._fields]
             self._blocker = Blocker(names, [frozenset(f[1]) for f in self._fields], self._purposes)
         return self._blocker.similar(doc_index, limit)
+
+
+EXACT_MARGIN = 1.0  # an exactly named tool scores this much above the best other candidate (per rank)
+
+
+def exact_keys(server: str, tool: str) -> tuple[str, ...]:
+    """The forms a request may name a tool by exactly: its name, `server/tool`, `server__tool` and the
+    host form `mcp__server__tool` (compared case-insensitively)."""
+    s, t = server.lower(), tool.lower()
+    return (t, f"{s}/{t}", f"{s}__{t}", f"mcp__{s}__{t}")
+
+
+def _exact_form(query: str) -> str:
+    return query.strip().strip("`'\"").strip().lower()
 
 
 Row = tuple[dict[str, int], ...]  # per field of FIELDS, term -> count

@@ -143,3 +143,17 @@ def test_search_tools_in_a_real_gateway_is_semantic_and_warms_the_cache_unless_c
     by_words, by_example = _serve_search(demo, manifest, query, example)
     assert by_words[0] != "tavily__tavily_search"
     assert by_example[0] == "notion__API-query-data-source"  # the config's examples reach the gateway
+
+
+@pytest.mark.parametrize("lexical", [False, True])
+def test_explain_shows_shares_and_moves_that_add_up_to_each_score(demo: Path, lexical: bool) -> None:
+    rows = json.loads(run(demo, "git_log", None, 3, "json", lexical=lexical, explain=True))
+    assert (rows[0]["server"], rows[0]["tool"]) == ("git", "git_log")
+    assert rows[0]["explain"]["moves"]["exact"] > 0
+    for row in rows:
+        parts = row["explain"]
+        assert abs(parts["words"] + parts["meaning"] + sum(parts["moves"].values()) - row["score"]) < 1e-4
+        assert (parts["cosine"] is None) == lexical and (parts["meaning"] == 0.0 or not lexical)
+    text = run(demo, "git_log", None, 2, "text", lexical=lexical, explain=True).splitlines()
+    assert text[2].split()[:2] == ["words", f"{rows[0]['explain']['words']:+.2f}"]
+    assert ("meaning" in text[2]) != lexical and "exact +" in text[2]

@@ -25,7 +25,7 @@ from quiver.lint.engine import LintContext, run_checks
 from quiver.lint.registry import all_rules, rules_of
 from quiver.lint.route import shadowed_tool as _route_shadow
 from quiver.lint.route import tool_pairs as _route_pairs
-from quiver.lint.support.route_words import contrasting, difference, meaning, said, shared_prefix
+from quiver.lint.support.route_words import contrasting, difference, meaning, negated, said, shared_prefix
 from quiver.model import Finding
 from quiver.project import load_project
 from quiver.resolve import resolve_project
@@ -363,6 +363,19 @@ def test_names_that_differ_by_a_contrasting_word_are_told_apart() -> None:
     assert contrasting(meaning("get_code_scanning_alert"), meaning("list_code_scanning_alerts"))
     assert contrasting(meaning("browser_mouse_down"), meaning("browser_mouse_up"))
     assert not contrasting(meaning("get_team_members"), meaning("get_teams"))
+    drop = frozenset(("api",))  # notion's shared prefix
+    assert contrasting(meaning("API-retrieve-page-markdown", drop), meaning("API-update-page-markdown", drop))
+    assert contrasting(meaning("read_note"), meaning("delete_note"))
+    assert not contrasting(meaning("update_page"), meaning("delete_block"))
+
+
+def test_names_that_differ_only_by_a_negated_word_are_told_apart_by_nothing_else() -> None:
+    drop = frozenset(("git",))
+    assert negated(meaning("git_diff_staged", drop), meaning("git_diff_unstaged", drop))
+    assert negated(meaning("list_verified_users"), meaning("list_unverified_users"))
+    assert not negated(meaning("star_repository"), meaning("unstar_repository"))  # opposite actions say which
+    assert not negated(meaning("lock_file"), meaning("unlock_file"))
+    assert not negated(meaning("git_diff_staged", drop), meaning("git_diff", drop))
 
 
 def test_a_shared_namespace_prefix_is_dropped_but_a_shared_verb_is_kept() -> None:

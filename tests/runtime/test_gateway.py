@@ -142,7 +142,7 @@ async def test_meta_tools_are_absent_when_nothing_is_deferred(serve_manifest: Pa
     assert refused.is_error and "not a tool of agent" in text(refused)
 
 
-async def test_search_loads_found_tools_with_list_changed_in_the_handshake_era(manifest: Manifest) -> None:
+async def test_search_hits_join_the_list_only_once_described_in_the_handshake_era(manifest: Manifest) -> None:
     changed = anyio.Event()
 
     async def on_message(message: IncomingMessage) -> None:
@@ -151,16 +151,31 @@ async def test_search_loads_found_tools_with_list_changed_in_the_handshake_era(m
 
     async with gateway(manifest) as gw, Client(gw.server, mode="legacy", message_handler=on_message) as client:
         assert client.protocol_version == "2025-11-25"
+        before = await names(client)
         found = payload(await client.call_tool("search_tools", {"query": "create a new note", "limit": 2}))
+        after_search = await names(client)
+        exposed = [hit["name"] for hit in found["tools"]]
+        described = payload(await client.call_tool("describe_tool", {"name": "notes__create_note"}))
         with anyio.fail_after(WAIT_S):
             await changed.wait()
         listed = (await client.list_tools()).tools  # the notification evicted the client's cached listing
-    exposed = [hit["name"] for hit in found["tools"]]
-    assert "notes__create_note" in exposed
-    assert set(exposed) <= {t.name for t in listed}
-    assert [t.name for t in listed][-len(exposed) :] == [n for n in exposed if n not in _preloaded(manifest)]
+    assert "notes__create_note" in exposed and after_search == before
+    assert described["name"] == "notes__create_note"
+    assert [t.name for t in listed] == [*before, "notes__create_note"]
     for hit in found["tools"]:
         assert set(hit) == {"name", "server", "tool", "description"} and "\n" not in hit["description"]
+
+
+async def test_describe_and_call_take_a_name_or_server_and_tool(manifest: Manifest) -> None:
+    async with gateway(manifest) as gw, Client(gw.server) as client:
+        by_name = payload(await client.call_tool("describe_tool", {"name": "calc__multiply"}))
+        by_key = payload(await client.call_tool("describe_tool", {"name": "calc/multiply"}))
+        by_pair = payload(await client.call_tool("describe_tool", {"server": "calc", "tool": "multiply"}))
+        unknown = await client.call_tool("describe_tool", {"name": "calc__multiplyy"})
+        neither = await client.call_tool("call_tool", {"server": "calc"})
+    assert by_name == by_key == by_pair and by_name["name"] == "calc__multiply"
+    assert unknown.is_error and "refused" in text(unknown) and "calc__multiply" in text(unknown)
+    assert neither.is_error and "give `name`" in text(neither)
 
 
 async def test_describe_loads_the_tool_with_list_changed_on_a_listen_stream_in_the_2026_era(manifest: Manifest) -> None:

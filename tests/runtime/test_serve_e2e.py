@@ -51,8 +51,17 @@ class Gateway:
         self.ledger = errlog.parent / "ledger.db"
 
     def argv(self) -> list[str]:
-        args = [sys.executable, "-m", "quiver", "serve", str(self.manifest), "--startup-timeout", "20",
-                "--ledger", str(self.ledger)]
+        args = [
+            sys.executable,
+            "-m",
+            "quiver",
+            "serve",
+            str(self.manifest),
+            "--startup-timeout",
+            "20",
+            "--ledger",
+            str(self.ledger),
+        ]
         return [*args, "--http", "127.0.0.1:0"] if self.transport == "http" else args
 
     def pid(self, procs: Any) -> int:
@@ -199,14 +208,16 @@ async def test_search_describe_call_refusals_schema_drift_and_recovery_after_a_c
                 assert listed == ["calc__add", "calc__echo", "notes__search_notes", *META_TOOL_NAMES]
                 assert procs.children_of(gateway_pid) == []  # nothing started before the first call
 
-                # search -> describe -> call
+                # search -> describe (by the name search returned) -> call; a hit joins the list once described
                 found = payload(await session.call_tool("search_tools", {"query": "multiply two numbers"}))
                 assert found["tools"][0]["name"] == "calc__multiply"
+                assert [t.name for t in (await session.list_tools()).tools] == listed  # hits alone join nothing
+                assert not changed.is_set()
+                described = payload(await session.call_tool("describe_tool", {"name": "calc__multiply"}))
+                assert described["inputSchema"]["required"] == ["a", "b"] and "outputSchema" in described
                 with anyio.fail_after(WAIT_S):
                     await changed.wait()
-                assert "calc__multiply" in [t.name for t in (await session.list_tools()).tools]
-                described = payload(await session.call_tool("describe_tool", {"server": "calc", "tool": "multiply"}))
-                assert described["inputSchema"]["required"] == ["a", "b"] and "outputSchema" in described
+                assert [t.name for t in (await session.list_tools()).tools] == [*listed, "calc__multiply"]
                 product = await session.call_tool("calc__multiply", {"a": 6, "b": 7})
                 assert not product.is_error and product.structured_content == {"result": 42}
 
@@ -253,12 +264,24 @@ async def test_a_2026_era_client_gets_list_changed_on_its_listen_stream(
             async with client.listen(tools_list_changed=True) as subscription:
                 found = payload(await client.call_tool("search_tools", {"query": "multiply two numbers", "limit": 1}))
                 assert [hit["name"] for hit in found["tools"]] == ["calc__multiply"]
+                assert "calc__multiply" not in [t.name for t in (await client.list_tools(cache_mode="refresh")).tools]
+                # call_tool takes the name search returned; calling it is what joins it to the list
+                product = await client.call_tool("call_tool", {"name": "calc__multiply", "arguments": {"a": 6, "b": 7}})
                 with anyio.fail_after(WAIT_S):
                     event = await subscription.__anext__()
             assert type(event).__name__ == "ToolsListChanged"
-            assert "calc__multiply" in [t.name for t in (await client.list_tools()).tools]
-            product = await client.call_tool("calc__multiply", {"a": 6, "b": 7})
             assert product.structured_content == {"result": 42}
+            assert "calc__multiply" in [t.name for t in (await client.list_tools()).tools]
+            direct = await client.call_tool("calc__multiply", {"a": 2, "b": 3})
+            assert direct.structured_content == {"result": 6}
+            mismatch = await client.call_tool(
+                "call_tool", {"name": "calc__multiply", "server": "notes", "arguments": {}}
+            )
+            assert mismatch.is_error and "is calc/multiply, not notes/multiply" in text(mismatch)
+            neither = await client.call_tool("describe_tool", {"tool": "multiply"})
+            assert neither.is_error and "give `name` (as search_tools returned it) or `server` and `tool`" in text(
+                neither
+            )
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -397,7 +420,9 @@ async def test_every_call_goes_through_the_ledger_and_a_repeated_key_is_not_sent
     assert len(effects.read_text().splitlines()) == 1  # the side effect happened once
     listed = subprocess.run(
         [sys.executable, "-m", "quiver", "ledger", "list", "--ledger", str(gateway.ledger), "--format", "json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )  # a subprocess: `quiver ledger` runs its own event loop
     actions = json.loads(listed.stdout)
     recorded = [(a["tool"], a["state"], a["idempotency_key"]) for a in actions]
@@ -409,8 +434,9 @@ async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
 ) -> None:
     project = tmp_path / "project"
     shutil.copytree(repo_root / "examples" / "serve", project, ignore=shutil.ignore_patterns("build", ".quiver"))
-    subprocess.run([sys.executable, "-m", "quiver", "compile", "-q", "--project", str(project)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "quiver", "compile", "-q", "--project", str(project)], check=True, capture_output=True
+    )
     manifest = project / "build" / "quiver" / "assistant.json"
     with anyio.fail_after(TEST_S):
         async with (
@@ -424,8 +450,12 @@ async def test_the_gateway_records_session_figures_that_quiver_stats_reports(
             await session.call_tool("call_tool", {"server": "notes", "tool": "delete_note", "arguments": {}})
             await session.call_tool("call_tool", {"server": "github", "tool": "x", "arguments": {}})  # no such server
             await session.call_tool("describe_tool", {"server": "github", "tool": "x"})  # refused too
-    stats = subprocess.run([sys.executable, "-m", "quiver", "stats", "--project", str(project), "--format", "json"],
-                           capture_output=True, text=True, check=True)
+    stats = subprocess.run(
+        [sys.executable, "-m", "quiver", "stats", "--project", str(project), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     figures = json.loads(stats.stdout)
     (agent,) = figures["agents"]
     assert agent["agent"] == "assistant" and agent["sessions"] == 1

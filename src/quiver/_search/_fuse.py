@@ -10,6 +10,7 @@ vectors are given.
 
 from __future__ import annotations
 
+import heapq
 import importlib
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +27,7 @@ Vector = Sequence[float]
 class Semantic:
     """The unit vectors of one index's docs (each doc: its own vector, then its examples')."""
 
-    __slots__ = ("_matrix", "_ndocs", "_np", "_owners")
+    __slots__ = ("_matrix", "_ndocs", "_np", "_owners", "_single", "_starts")
 
     def __init__(self, vectors: Sequence[Sequence[Vector]]) -> None:
         np = importlib.import_module("numpy")
@@ -35,27 +36,51 @@ class Semantic:
         rows = [v for doc in vectors for v in doc]
         self._owners: Matrix = np.asarray([i for i, doc in enumerate(vectors) for _ in doc], dtype=np.int64)
         self._matrix: Matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), DIM)
+        # rows are grouped by doc, so a doc's best cosine is a reduceat over its run of rows (docs with none: -1)
+        counts = [len(doc) for doc in vectors]
+        self._single = all(c == 1 for c in counts)
+        starts, at = [], 0
+        for c in counts:
+            if c:
+                starts.append(at)
+            at += c
+        self._starts: Matrix = np.asarray(starts, dtype=np.int64)
 
     def cosines(self, query_vector: Matrix) -> Matrix:
         """Per doc, the best cosine of its vectors with the query's (-1 for a doc without vectors)."""
         np = self._np
         sims = self._matrix @ query_vector
+        if self._single:
+            return sims
         best: Matrix = np.full(self._ndocs, -1.0, dtype=np.float32)
-        np.maximum.at(best, self._owners, sims)
+        if len(sims):
+            best[self._owners[self._starts]] = np.maximum.reduceat(sims, self._starts)
         return best
 
     def fuse(
-        self, query_vector: Matrix, lexical: dict[int, float], *, depth: int, weight: float, rrf: int = 0
+        self,
+        query_vector: Matrix,
+        lexical: dict[int, float],
+        *,
+        depth: int,
+        weight: float,
+        rrf: int = 0,
+        parts: dict[int, tuple[float, float, float]] | None = None,
     ) -> dict[int, float]:
+        """Fused scores of the candidates; `parts`, when given, gets per candidate (words' share, the
+        embedding's share, cosine): the two shares sum to its fused score."""
         np = self._np
         cos = self.cosines(query_vector)
         depth = min(depth, self._ndocs)
         if depth <= 0:
             return {}
-        lex_top = sorted(lexical.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
+        lex_top = heapq.nsmallest(depth, lexical.items(), key=lambda kv: (-kv[1], kv[0]))
         dense_top = np.argsort(-cos, kind="stable")[:depth].tolist()
         if not lexical:  # no word of the query is in the index: only a clear embedding match counts
-            return {i: float(cos[i]) for i in dense_top if cos[i] >= UNMATCHED_COSINE}
+            kept = {i: float(cos[i]) for i in dense_top if cos[i] >= UNMATCHED_COSINE}
+            if parts is not None:
+                parts.update({i: (0.0, c, c) for i, c in kept.items()})
+            return kept
         ids = sorted({i for i, _ in lex_top} | set(dense_top))
         if rrf:
             lex_rank = {i: r for r, (i, _) in enumerate(lex_top)}
@@ -67,7 +92,11 @@ class Semantic:
             }
         lex = np.asarray([lexical.get(i, 0.0) for i in ids], dtype=np.float64)
         dense = cos[ids].astype(np.float64)
-        fused = _z(np, lex) + weight * _z(np, dense)
+        words, meaning = _z(np, lex), weight * _z(np, dense)
+        if parts is not None:
+            for i, w, m in zip(ids, words.tolist(), meaning.tolist(), strict=True):
+                parts[i] = (w, m, float(cos[i]))
+        fused = words + meaning
         return {i: float(s) for i, s in zip(ids, fused.tolist(), strict=True)}
 
 

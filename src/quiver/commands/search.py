@@ -3,6 +3,8 @@
 The index is the one the gateway serves (`quiver.search`), built from the lock: every server of the project,
 or the tool set an agent resolves to, with the servers' config descriptions. JSON output is a list of
 `{server, tool, score, matched, description}`, best first; `matched` names the fields the query hit.
+`--explain` adds what made each score (`explain`: `words`, `meaning`, `cosine` and the signals' `moves`),
+in JSON and as a line under each text row.
 """
 
 from __future__ import annotations
@@ -20,25 +22,30 @@ from quiver.suggest import did_you_mean
 DESCRIPTION_WIDTH = 72  # characters of the description the text table shows
 
 
-def run(root: Path, query: str, agent: str | None, limit: int, fmt: str, *, lexical: bool = False) -> str:
+def run(
+    root: Path, query: str, agent: str | None, limit: int, fmt: str, *, lexical: bool = False, explain: bool = False
+) -> str:
     if not query.strip():
         raise UsageError(
             "the query is empty", hint='say what the tool should do: `quiver search "open a pull request"`'
         )
     project = load_project(root)
     docs = scope_docs(project, agent)
-    hits = project_index(project, docs, lexical=lexical).search(query, limit)
+    explained = project_index(project, docs, lexical=lexical).explain(query, limit)
     described = {(d.server, d.tool): d.description for d in docs}
-    rows = [
-        {
+    rows: list[dict[str, object]] = []
+    for e in explained:
+        h = e.hit
+        row: dict[str, object] = {
             "server": h.server,
             "tool": h.tool,
             "score": h.score,
             "matched": list(h.matched),
             "description": described.get((h.server, h.tool), ""),
         }
-        for h in hits
-    ]
+        if explain:
+            row["explain"] = {"words": e.words, "meaning": e.meaning, "cosine": e.cosine, "moves": dict(e.moves)}
+        rows.append(row)
     if fmt == "json":
         return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
     if not rows:
@@ -76,7 +83,22 @@ def _table(rows: list[dict[str, object]]) -> str:
     for i, (row, name, hit, score) in enumerate(zip(rows, names, matched, scores, strict=True), start=1):
         text = _one_line(str(row["description"]))
         lines.append(f"{i:>{width}}  {score:>{ws}}  {name:<{wn}}  {hit:<{wm}}  {text}".rstrip())
+        parts = row.get("explain")
+        if isinstance(parts, dict):
+            lines.append(" " * (width + 2) + _explained(parts))
     return "\n".join(lines) + "\n"
+
+
+def _explained(parts: dict[str, object]) -> str:
+    """`words +1.20  meaning +0.85 (cosine 0.612)  action +0.30`: the shares and moves that sum to the score."""
+    out = [f"words {parts['words']:+.2f}"]
+    cosine = parts.get("cosine")
+    if isinstance(cosine, float):
+        out.append(f"meaning {parts['meaning']:+.2f} (cosine {cosine:.3f})")
+    moves = parts.get("moves")
+    if isinstance(moves, dict):
+        out += [f"{name} {value:+.2f}" for name, value in moves.items()]
+    return "  ".join(out)
 
 
 def _one_line(text: str, limit: int = DESCRIPTION_WIDTH) -> str:

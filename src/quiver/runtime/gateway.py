@@ -2,7 +2,8 @@
 
 Built on the SDK's low-level `Server`, so tools/list is computed per session: the preloaded tools under
 their model-facing names (schemas from the manifest), the meta-tools while anything is deferred, and
-the deferred tools the session loaded (by search or describe_tool). A load announces
+the deferred tools the session loaded (by describe_tool or call_tool; a search hit alone does not
+join). A load announces
 `notifications/tools/list_changed`: on a handshake-era (2025-11-25) connection on the request's own
 channel; on a 2026-07-28 connection through `subscriptions/listen` streams, the only place that era
 delivers change notifications (the gateway serves `subscriptions/listen`, which is how that era

@@ -56,9 +56,10 @@ class _MetaTools:
             session.stats.invalid_arguments += 1
             return _error(f"invalid arguments for `{name}`: {problem}")
         if name == "call_tool":
-            found = self._lookup(session, str(args["server"]), str(args["tool"]))
+            found = self._target(session, name, args)
             if isinstance(found, dict):
                 return found
+            await self._load(ctx, session, [found], via="call")
             arguments = args.get("arguments") or {}
             key = args.get("idempotency_key")
             return await self._invoke(ctx, session, found, dict(arguments), str(key) if key is not None else None)
@@ -84,7 +85,7 @@ class _MetaTools:
             listed = [{"tool": t.name, "description": one_line(t.description)} for t in tools]
             return _json_result({"server": server, "tools": listed})
         # describe_tool
-        found = self._lookup(session, str(args["server"]), str(args["tool"]))
+        found = self._target(session, name, args)
         if isinstance(found, dict):
             self.recorder.discovery(session.id, "describe")
             return found
@@ -105,9 +106,10 @@ class _MetaTools:
     async def _search(
         self, ctx: ServerRequestContext[GatewayScope, Any], session: GatewaySession, query: str, limit: int
     ) -> dict[str, JSON]:
+        """The best tools for `query`. They do not join the session's tool list: a model reads a list of
+        candidates and picks one, which joins when it is described or called (`describe_tool`, `call_tool`)."""
         hits = self._search_index().search(query, limit)
         found = [self.manifest.by_key[(h.server, h.tool)] for h in hits if (h.server, h.tool) in self.manifest.by_key]
-        await self._load(ctx, session, found, via="search")
         tools = [
             {"name": t.exposed, "server": t.server, "tool": t.name, "description": one_line(t.description)}
             for t in found
@@ -138,6 +140,36 @@ class _MetaTools:
             self.recorder.tool_loaded(session.id, t.server, t.name, via=via, tokens=t.tokens)
         if added:
             await self._tools_changed(ctx, added)
+
+    def _target(self, session: GatewaySession, meta: str, args: Mapping[str, JSON]) -> ManifestTool | dict[str, JSON]:
+        """The tool `describe_tool`/`call_tool` names: by `name` (as search_tools returned it, or the tool's
+        `server/tool`), else by `server` and `tool`."""
+        name = args.get("name")
+        if name is None:
+            if "server" not in args or "tool" not in args:
+                session.stats.invalid_arguments += 1
+                return _error(
+                    f"invalid arguments for `{meta}`: give `name` (as search_tools returned it) or `server` and `tool`"
+                )
+            return self._lookup(session, str(args["server"]), str(args["tool"]))
+        wanted = str(name)
+        found = self.manifest.by_exposed.get(wanted)
+        if found is None and "/" in wanted:
+            found = self.manifest.by_key.get(tuple(wanted.split("/", 1)))  # type: ignore[arg-type]
+        if found is not None:
+            if ("server" in args and args["server"] != found.server) or ("tool" in args and args["tool"] != found.name):
+                session.stats.invalid_arguments += 1
+                given = f"{args.get('server', found.server)}/{args.get('tool', found.name)}"
+                return _error(
+                    f"invalid arguments for `{meta}`: `name` {wanted} is {found.server}/{found.name}, not {given}"
+                )
+            return found
+        return self._refuse(
+            session,
+            wanted,
+            f"`{wanted}` is not a tool of agent `{self.manifest.agent_id}`",
+            list(self.manifest.by_exposed),
+        )
 
     def _lookup(self, session: GatewaySession, server: str, tool: str) -> ManifestTool | dict[str, JSON]:
         found = self.manifest.by_key.get((server, tool))

@@ -11,7 +11,7 @@ from the injected clock), `event`, `session` and `agent`, plus:
     session_started  initial_tokens (tools/list + instructions the model reads before any call),
                      preloaded_tools (how many tools were preloaded)
     discovery        kind: search | list_servers | list_tools | describe; tokens (response size) or null
-    tool_loaded      server, tool, via: search | describe, tokens (schema tokens that joined tools/list)
+    tool_loaded      server, tool, via: describe | call (older logs: search), tokens (schema tokens joining tools/list)
     call             server, tool, outcome: ok | error | validation_failed | refused, preloaded (bool)
     session_ended    (nothing more)
 
@@ -50,11 +50,11 @@ PROJECT_MARKERS = ("quiver.toml", "pyproject.toml", ".mcp.json", ".git")
 MAX_OPEN_SESSIONS = 4096  # sessions remembered for their agent id when the gateway never ends them
 
 DiscoveryKind = Literal["search", "list_servers", "list_tools", "describe"]
-LoadVia = Literal["search", "describe"]
+LoadVia = Literal["search", "describe", "call"]
 Outcome = Literal["ok", "error", "validation_failed", "refused"]
 
 DISCOVERY_KINDS: tuple[str, ...] = ("search", "list_servers", "list_tools", "describe")
-LOAD_VIAS: tuple[str, ...] = ("search", "describe")
+LOAD_VIAS: tuple[str, ...] = ("search", "describe", "call")
 OUTCOMES: tuple[str, ...] = ("ok", "error", "validation_failed", "refused")
 
 

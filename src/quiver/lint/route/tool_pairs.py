@@ -19,7 +19,7 @@ from quiver._search._similar import SimilarityIndex
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.cache import cached_check
-from quiver.lint.support.route_words import contrasting, difference, meaning, said, shared_prefix, stem
+from quiver.lint.support.route_words import contrasting, difference, meaning, negated, said, shared_prefix, stem
 from quiver.lint.support.text import shown
 from quiver.lint.support.words import words
 from quiver.model import Finding, Lock, LockedTool
@@ -28,6 +28,9 @@ from quiver.resolve import ResolvedAgent
 Purposes = Sequence[Sequence[float] | None] | None
 NEAR_DUPLICATE = 0.80  # similarity from which two tools read alike
 OVERLAP_MIN = 0.50  # similarity from which two tools with same-meaning names overlap
+# two tools of different servers one agent sees, each the other's most similar tool of another server, read alike
+# from here: the local and the hosted way to do one thing (`git/git_log`, `github/list_commits`: 0.57)
+COUNTERPARTS_MIN = 0.55
 CANDIDATES = 6  # candidates asked of the index per tool
 _SHARED_PREFIX_MIN = 3  # a word every tool of a server has is a prefix (`browser_`) once the server has this many
 
@@ -57,14 +60,20 @@ class Catalog:
         return [agent for bit, agent in enumerate(self.agents) if mask >> bit & 1]
 
 
-def candidate_pairs(index: SimilarityIndex, floor: float, per_doc: int = CANDIDATES) -> dict[tuple[int, int], float]:
-    """(i, j) with i < j -> similarity, for every pair the index proposes at `floor` or more."""
+def candidate_pairs(
+    index: SimilarityIndex, floor: float, per_doc: int = CANDIDATES, near: dict[int, int] | None = None
+) -> dict[tuple[int, int], float]:
+    """(i, j) with i < j -> similarity, for every pair the index proposes at `floor` or more. `near`, when given,
+    gets each doc's most similar doc of another server among those proposed."""
     pairs: dict[tuple[int, int], float] = {}
-    for i in range(len(index.docs)):
+    docs = index.docs
+    for i in range(len(docs)):
         for j, similarity in index.similar(i, per_doc):
             if round(similarity, 2) < floor:
                 break  # best first; compared as the message shows it
             pairs[(i, j) if i < j else (j, i)] = similarity
+            if near is not None and i not in near and docs[j].server != docs[i].server:
+                near[i] = j
     return pairs
 
 
@@ -76,7 +85,8 @@ def check_catalog(catalog: Catalog, purposes: Callable[[list[SearchDoc]], Purpos
     docs = [SearchDoc(t.server, t.name, t.description) for t in tools]
     index = SimilarityIndex(docs, purposes=purposes(docs) if purposes is not None else None)
     drop = _meaningless_words(tools)
-    for (i, j), raw in sorted(candidate_pairs(index, OVERLAP_MIN).items()):
+    near: dict[int, int] = {}
+    for (i, j), raw in sorted(candidate_pairs(index, OVERLAP_MIN, near=near).items()):
         a, b = tools[i], tools[j]
         if a.server == b.server and a.name == b.name:
             continue  # the same name twice in one server: TOOL002
@@ -87,8 +97,16 @@ def check_catalog(catalog: Catalog, purposes: Callable[[list[SearchDoc]], Purpos
         mine, theirs = meaning(a.name, drop[a.server]), meaning(b.name, drop[b.server])
         if mine == theirs:
             yield _overlap(a, b, similarity, said(a.name, drop[a.server]), catalog.agents_of(shared))
-        elif similarity >= NEAR_DUPLICATE and not contrasting(mine, theirs):
+        elif negated(mine, theirs) or (
+            not contrasting(mine, theirs)
+            and (similarity >= NEAR_DUPLICATE or _counterparts(a, b, similarity, near.get(i) == j and near.get(j) == i))
+        ):
             yield _near_duplicate(a, b, similarity, catalog.agents_of(shared))
+
+
+def _counterparts(a: LockedTool, b: LockedTool, similarity: float, mutual: bool) -> bool:
+    """Each the other's closest tool of another server, and alike enough: `git/git_log` and `github/list_commits`."""
+    return a.server != b.server and mutual and similarity >= COUNTERPARTS_MIN
 
 
 def _pair_finding(
@@ -177,7 +195,10 @@ Flags two tools of one server that read alike to tool search: similarity 0.80 or
 is the search index's, the IDF-weighted cosine of name and description terms (names count double); the
 pairs compared come from the index's blocking, so the check grows linearly with the catalog. Names
 that differ by one contrasting word (`get`/`list`, `up`/`down`, `create`/`delete`) already say which
-is which and are left alone. The hint lists the words each description has that the other lacks.
+is which and are left alone, and so are a reading and a writing action on one thing
+(`retrieve_page_markdown` / `update_page_markdown`). Names that differ only by a negated word
+(`git_diff_staged` / `git_diff_unstaged`) count from 0.50: one prefix is all that tells them apart. The
+hint lists the words each description has that the other lacks.
 
 ## Why is this bad?
 A request matches both equally: the model picks either, and tool search returns them side by side,
@@ -212,7 +233,9 @@ NEAR_DUPLICATE_ACROSS_SERVERS = Rule(
     doc="""\
 ## What it does
 Flags two tools of different servers that read alike (similarity 0.80 or more, as ROUTE001) when one
-agent carries both. The message names the first such agent; each pair is reported once.
+agent carries both, and, from 0.55, two such tools that are each the other's closest tool of another
+server: the local and the hosted way to do one thing (`git/git_log` and `github/list_commits`). The
+message names the first such agent; each pair is reported once.
 
 ## Why is this bad?
 The agent has two ways to do one thing and nothing to choose by: calls split between the servers,

@@ -96,6 +96,9 @@ _SYNONYM_STEMS = {stem(word): stem(group) for word, group in SYNONYMS.items()}
 CONTRASTS = frozenset(frozenset(canonical(stem(w)) for w in pair.split(":")) for pair in _CONTRAST_PAIRS.split())
 _CONTRAST_WORDS = frozenset(w for pair in CONTRASTS for w in pair)
 ACTIONS = frozenset(_SYNONYM_STEMS.values())  # the action words' stems, synonyms folded: get, list, create, ...
+_READS = frozenset(canonical(stem(w)) for w in ("get", "list", "search", "show"))
+_WRITES = frozenset(canonical(stem(w)) for w in ("create", "update", "delete", "write", "run"))
+_NEGATIONS = ("un", "non", "not")
 
 
 def terms(text: str) -> Iterator[tuple[str, str]]:
@@ -188,11 +191,26 @@ def meaning(name: str, drop: frozenset[str] = frozenset()) -> tuple[str, ...]:
 
 
 def contrasting(a: Sequence[str], b: Sequence[str]) -> bool:
-    """Whether two meanings differ only by one contrasting pair of words (`get`/`list`, `up`/`down`)."""
+    """Whether two meanings differ only by one contrasting pair of words (`get`/`list`, `up`/`down`), or by a
+    reading action against a writing one (`retrieve_page` / `update_page`: a model that wants to change a page
+    does not pick the tool that reads it)."""
     only_a, only_b = set(a) - set(b), set(b) - set(a)
     if len(only_a) != 1 or len(only_b) != 1:
         return False
-    return frozenset((*only_a, *only_b)) in CONTRASTS
+    pair = frozenset((*only_a, *only_b))
+    return pair in CONTRASTS or (len(pair & _READS) == 1 and len(pair & _WRITES) == 1)
+
+
+def negated(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two meanings differ only by a negated word (`diff_staged` / `diff_unstaged`): one prefix is all that
+    tells them apart, and a model skimming names misses it. Opposite actions (`star`/`unstar`, `lock`/`unlock`)
+    say which is which and do not count."""
+    only_a, only_b = set(a) - set(b), set(b) - set(a)
+    if len(only_a) != 1 or len(only_b) != 1:
+        return False
+    (x,), (y,) = sorted((only_a, only_b), key=lambda s: len(next(iter(s))))
+    base = next((y[len(p) :] for p in _NEGATIONS if y == p + x), None)
+    return base is not None and base not in _CONTRAST_WORDS and base not in ACTIONS
 
 
 def shared_prefix(names: Iterable[str]) -> frozenset[str]:
