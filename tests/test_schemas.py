@@ -119,7 +119,7 @@ def test_the_top_level_schemas_symlink_points_at_the_package_schemas() -> None:
 
 def test_load_schema_accepts_the_name_with_or_without_suffix_and_reads_once() -> None:
     assert load_schema("lock") is load_schema("lock.schema.json")
-    assert load_schema("lock")["$id"] == "https://quiver.dev/schemas/lock.schema.json"
+    assert load_schema("lock")["$id"] == "urn:agent-quiver:schema:lock"
 
 
 def test_an_unknown_schema_name_is_a_value_error() -> None:

@@ -250,6 +250,21 @@ def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -
     click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
 
 
+@cli.command("schema")
+@click.argument("name", required=False)
+@output_option
+def schema_command(name: str | None, output: Path | None) -> None:
+    """Print one of quiver's JSON Schemas (`manifest`, `lock`, ...), or list them with their `$id`."""
+    from quiver.commands.schema import run
+    from quiver.sources.files import write_atomic
+
+    text = run(name)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text)
+
+
 @cli.command("serve")
 @click.option(
     "--project",
