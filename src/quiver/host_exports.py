@@ -135,7 +135,7 @@ def openai_strict(schema: Any) -> StrictVerdict:
     Anything else, or anything unsure, is not strict."""
     walk = _StrictWalk()
     if not isinstance(schema, Mapping) or schema.get("type") != "object":
-        return StrictVerdict(False, schema, "the root is not `\"type\": \"object\"`")
+        return StrictVerdict(False, schema, 'the root is not `"type": "object"`')
     if "anyOf" in schema:
         return StrictVerdict(False, schema, "the root is an `anyOf`")
     dialect = schema.get("$schema")

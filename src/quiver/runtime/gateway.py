@@ -50,7 +50,7 @@ from quiver.runtime.gateway_results import _error, _unsnapshotted
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
-from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, tracing_configured
+from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, requested_tool, tracing_configured
 from quiver.runtime.upstream import PinCheck, UpstreamManager
 from quiver.runtime.usage import NullRecorder, Recorder
 from quiver.schema_fast import instance_valid
@@ -261,17 +261,24 @@ class Gateway(_MetaTools):
             known = [*self.manifest.by_exposed, *(META_TOOL_NAMES if self._meta_tools else ())]
             reason = _unsnapshotted(self.manifest, name.split("__", 1)[0], name)
             reason = reason or f"`{name}` is not a tool of agent `{self.manifest.agent_id}`"
-            return self._refuse(session, name, reason, known)
+            return self._refuse(session, name, reason, known, call_id=_request_id(ctx))
         return await self._invoke(ctx, session, tool, args, None)
 
     def _refuse(
-        self, session: GatewaySession, target: str, reason: str, known: list[str] | None = None
+        self,
+        session: GatewaySession,
+        target: str,
+        reason: str,
+        known: list[str] | None = None,
+        *,
+        call_id: str | None = None,
     ) -> dict[str, JSON]:
         session.stats.refused += 1
         logger.warning("refused `%s` (session %s): %s", target, session.id[:12], reason)
         server, _, tool = target.rpartition("/")
         self.recorder.call(session.id, server, tool, outcome="refused", preloaded=False)  # each refusal counts
-        rejected_call_span(server=server, tool=tool, error_type="refused", message=reason)
+        span_server, span_tool = requested_tool(target)
+        rejected_call_span(server=span_server, tool=span_tool, error_type="refused", message=reason, call_id=call_id)
         hint = did_you_mean(target, known, "") if known else ""
         rule = "only the agent's resolved tools (its manifest) are callable"
         return _error(f"refused: {reason}; {rule}.{' ' + hint if hint else ''}")
@@ -291,13 +298,13 @@ class Gateway(_MetaTools):
             session.stats.invalid_arguments += 1
             self.recorder.call(session.id, tool.server, tool.name, outcome="validation_failed", preloaded=preloaded)
             logger.info("invalid arguments for `%s` (session %s): %s", tool.exposed, session.id[:12], problem)
-            rejected_tool_span(tool, error_type="invalid_arguments", message=problem)
+            rejected_tool_span(tool, error_type="invalid_arguments", message=problem, call_id=_request_id(ctx))
             return _error(f"invalid arguments for `{tool.exposed}` (nothing was sent to `{tool.server}`): {problem}")
         try:
             check = await self.upstreams.check_pin(tool.server, tool.name, tool.sha256)
         except UpstreamError as exc:
             logger.warning("cannot call `%s`: %s", tool.exposed, exc)
-            rejected_tool_span(tool, error_type="upstream_unavailable", message=str(exc))
+            rejected_tool_span(tool, error_type="upstream_unavailable", message=str(exc), call_id=_request_id(ctx))
             self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
             return _error(f"`{tool.server}` is unavailable: {exc}")
         if not check.matches:
@@ -305,7 +312,7 @@ class Gateway(_MetaTools):
             self.recorder.call(session.id, tool.server, tool.name, outcome="refused", preloaded=preloaded)
             text = self._mismatch(tool, check)
             logger.warning("refused `%s/%s` (session %s): %s", tool.server, tool.name, session.id[:12], text)
-            rejected_tool_span(tool, error_type="schema_mismatch", message=text)
+            rejected_tool_span(tool, error_type="schema_mismatch", message=text, call_id=_request_id(ctx))
             return _error(text)
         request = CallRequest(
             server=tool.server,
@@ -315,7 +322,7 @@ class Gateway(_MetaTools):
             policy=tool.policy,
             session_id=session.id,
             idempotency_key=idempotency_key,
-            call_id=str(ctx.request_id) if ctx.request_id is not None else None,
+            call_id=_request_id(ctx),
             meta=_forward_meta(ctx.meta),
             description=tool.description,
         )
@@ -361,6 +368,11 @@ class Gateway(_MetaTools):
             return None
         path = "/".join(str(p) for p in error.absolute_path)
         return f"{error.message}{f' (at `{path}`)' if path else ''}"
+
+
+def _request_id(ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest) -> str | None:
+    """The JSON-RPC id of the call (`jsonrpc.request.id` on its span; `call_id` in the ledger)."""
+    return str(ctx.request_id) if ctx.request_id is not None else None
 
 
 def _internal_error(name: str) -> dict[str, JSON]:
