@@ -45,7 +45,7 @@ def compile_command(
     from quiver.compile import budget_of
     from quiver.config import unknown_key_warnings
     from quiver.report.budget import budget_json, budget_table, compile_rows
-    from quiver.report.lines import finding_line
+    from quiver.report.lines import stderr_lines
     from quiver.sources.token_cache import TokenCache
 
     root = _root(project)
@@ -53,8 +53,8 @@ def compile_command(
     out_dir = out or result.project.config.out
     for line in unknown_key_warnings(result.project.config):
         click.echo(line, err=True)
-    for finding in result.findings:
-        click.echo(finding_line(finding), err=True)
+    for line in stderr_lines(result.findings):
+        click.echo(line, err=True)
     for error in result.errors:
         click.echo(f"error: {error.one_line()}", err=True)
     if result.project.blocking:
