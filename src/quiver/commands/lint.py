@@ -11,13 +11,13 @@ from quiver.commands.rule import LazyRuleTable
 from quiver.findings.severity import at_or_above
 from quiver.lint.run import run as lint
 from quiver.project import Project
+from quiver.report.render import ReportContext, render
 from quiver.sources.agents import AGENT_GLOBS
+from quiver.sources.baseline import render_baseline
+from quiver.sources.files import write_atomic
 from quiver.sources.mcp_config import CONFIG_FILES
 
 AGENT_PATTERNS = (*AGENT_GLOBS, "*.agent.md")
-from quiver.report.render import ReportContext, render
-from quiver.sources.baseline import render_baseline
-from quiver.sources.files import write_atomic
 
 
 def run(
