@@ -40,7 +40,7 @@ from quiver._search._gateway import SearchSetup
 from quiver.errors import InputError
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
-from quiver.runtime import telemetry_mcp
+from quiver.runtime import input_required, telemetry_mcp
 from quiver.runtime._diff import describe_changes
 from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
@@ -138,6 +138,7 @@ class Gateway(_MetaTools):
         # Registered directly: the handler returns the upstream's wire result as a dict, not a model.
         server.add_request_handler("tools/call", types.CallToolRequestParams, self._on_call_tool)
         telemetry_mcp.install(server.middleware, lambda name: bool(self._meta_tools) and name in META_TOOL_NAMES)
+        server.middleware.append(input_required.request_state_boundary())  # seals approval rounds' state (2026)
         return server
 
     @asynccontextmanager
@@ -171,11 +172,18 @@ class Gateway(_MetaTools):
         self, ctx: ServerRequestContext[GatewayScope, Any], params: types.CallToolRequestParams
     ) -> HandlerResult:
         session = self._session(ctx)
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        round_ = input_required.round_for(ctx, params) if modern else None
+        token = input_required.bind(round_)
         try:
             result = await self._call(ctx, session, params.name, dict(params.arguments or {}))
         except Exception:
             result = _internal_error(params.name)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
+        finally:
+            input_required.unbind(token)
+        if round_ is not None:  # an approval to ask for becomes an input_required result (2026-07-28)
+            result = round_.result(result)
+        if modern and "resultType" not in result:
             result = {**result, "resultType": "complete"}
         return result
 
@@ -292,6 +300,7 @@ class Gateway(_MetaTools):
         idempotency_key: str | None,
     ) -> dict[str, JSON]:
         session.stats.calls += 1
+        idempotency_key = idempotency_key or _resumed_key()
         preloaded = tool.load == "preloaded"
         problem = self._validate(tool.exposed, tool.input_schema, args)
         if problem is not None:
@@ -375,6 +384,12 @@ def _request_id(ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest) -
     return str(ctx.request_id) if ctx.request_id is not None else None
 
 
+def _resumed_key() -> str | None:
+    """The idempotency key a retried 2026-07-28 call's request state names (its approval round)."""
+    round_ = input_required.current_round()
+    return round_.key if round_ is not None else None
+
+
 def _internal_error(name: str) -> dict[str, JSON]:
     """The answer to a call whose handling raised (logged with its traceback): never a crash."""
     logger.exception("internal error while handling a call of `%s`", name)
@@ -392,7 +407,12 @@ class _DirectRequest(NamedTuple):
 
 def _elicit_for(ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest) -> Any:
     """How to ask this caller for an approval: MCP elicitation when its client declared support for it
-    (handshake-era sessions); None otherwise, and the action then waits for `quiver ledger approve`."""
+    (handshake-era sessions), the call's input_required round on a 2026-07-28 connection whose client can be
+    asked (`quiver.runtime.input_required`); None otherwise, and the action then waits for `quiver ledger
+    approve`."""
+    round_ = input_required.current_round()
+    if round_ is not None:
+        return round_.elicit
     session = getattr(ctx, "session", None)
     params = getattr(session, "client_params", None)
     capabilities = getattr(params, "capabilities", None)
