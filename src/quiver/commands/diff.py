@@ -112,7 +112,7 @@ def run(
     from quiver.report.render import ReportContext, render
 
     config = load_config(root)
-    table = _contract_table()
+    table = contract_table()
     overrides = contract_overrides({**config.severity, **(severity or {})}, table)
     ignores = read_ignores(root)
     if commits is not None:
@@ -125,10 +125,7 @@ def run(
     from quiver.commands._progress import Progress
 
     with Progress("diffing contracts"):
-        old, new = name_servers(
-            load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock), server
-        )
-        findings = _accepted(diff_sides(old, new), overrides, ignores)
+        old, new, findings = compare(root, base_spec, head, server, lock=config.lock, overrides=overrides)
     if old.missing_lock and new.missing_lock:  # never "all checks passed" when there was nothing to compare
         click.echo(
             f"quiver: no {old.missing_lock} in `{old.label}` nor `{new.label}`: nothing to compare "
@@ -153,7 +150,15 @@ def run(
     return 1 if at_or_above(in_scope(findings[0], changed), fail_on) else 0
 
 
-def _contract_table() -> Mapping[str, Rule]:
+def compare(
+    root: Path, base: str | None, head: str | None, server: str | None, *, lock: str, overrides: Mapping[str, str]
+) -> tuple[Side, Side, tuple[list[Finding], list[Finding]]]:
+    """Both sides read and diffed: (old, new, (kept, ignored)), the project's ignore file applied."""
+    old, new = name_servers(load_side(root, base, lock_rel=lock), load_side(root, head, lock_rel=lock), server)
+    return old, new, _accepted(diff_sides(old, new), overrides, read_ignores(root))
+
+
+def contract_table() -> Mapping[str, Rule]:
     """The contract rules only: `quiver diff` never builds the lint catalog."""
     from quiver.contract.rules import CONTRACT_RULES
     from quiver.findings.rule import index_rules
