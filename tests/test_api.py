@@ -45,3 +45,16 @@ def test_a_users_mistake_is_a_quiver_error_with_a_one_line_message(tmp_path: Pat
     with pytest.raises(api.QuiverError) as raised:
         api.search("   ", root=tmp_path)
     assert "the query is empty" in raised.value.one_line()
+
+
+def test_the_readmes_python_example_prints_what_its_comments_say(tmp_path: Path) -> None:
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    shutil.copytree(
+        ROOT / "examples" / "demo", tmp_path / "examples" / "demo", ignore=shutil.ignore_patterns(".quiver")
+    )
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, check=True)
+    said = [line.split("# ", 1)[1].strip() for line in block.splitlines() if line.startswith("print(")]
+    assert done.stdout.splitlines() == said
