@@ -217,3 +217,20 @@ def test_the_sdks_the_exports_are_checked_against_are_the_current_majors() -> No
 
     assert version("openai").split(".")[0] == "3"
     assert version("anthropic").split(".")[0] == "2"
+
+
+def test_explain_says_per_tool_whether_the_openai_export_is_strict_and_why(exported: Path) -> None:
+    project = exported.parents[1]
+    done = subprocess.run([sys.executable, "-m", "quiver", "explain", "ops", "--format", "json", "-C", str(project)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    tools = {f"{t['server']}/{t['tool']}": t["openai_strict"] for t in json.loads(done.stdout)["tools"]}
+    exported_strict = {}
+    for entry in _tools(exported / "ops.openai.json"):
+        for function in entry.get("tools", [entry]) if entry.get("type") == "namespace" else [entry]:
+            if function.get("type") == "function":
+                exported_strict[f"{entry['name']}/{function['name']}"] = function["strict"]
+    assert exported_strict and {k: tools[k]["strict"] for k in exported_strict} == exported_strict
+    assert all(v["why"] for v in tools.values())
+    one = subprocess.run([sys.executable, "-m", "quiver", "explain", "ops", "github/issue_write", "-C", str(project)],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "  openai     github/issue_write" in one and "strict: false (`$.properties." in one

@@ -93,7 +93,7 @@ def openai_tools(manifest: Mapping[str, Any]) -> list[JSON]:
 
 def _openai_function(t: Mapping[str, Any], name: str) -> dict[str, JSON]:
     d = t["definition"]
-    verdict = openai_strict(d.get("inputSchema", {"type": "object"}))
+    verdict = openai_strict_of(d)
     entry: dict[str, JSON] = {
         "type": "function",
         "name": name,
@@ -153,6 +153,11 @@ def openai_strict(schema: Any) -> StrictVerdict:
     if walk.closed:
         changes.append(f"closed {walk.closed} object{'s' if walk.closed != 1 else ''} (`additionalProperties: false`)")
     return StrictVerdict(True, out, changes=tuple(changes))
+
+
+def openai_strict_of(definition: Mapping[str, Any]) -> StrictVerdict:
+    """The verdict for an MCP Tool object's input schema (an object schema when it has none)."""
+    return openai_strict(definition.get("inputSchema", {"type": "object"}))
 
 
 def strict_schema(schema: Any) -> bool:

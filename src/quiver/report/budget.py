@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from quiver.compile import Budget
+from quiver.host_exports import openai_strict_of
 from quiver.model import JSON
 from quiver.resolve import ResolvedAgent
 
@@ -77,6 +78,8 @@ def explain(resolved: ResolvedAgent, budget: Budget, tool: str | None = None) ->
         source = f" ({item.decision.source})" if item.decision.source else ""
         rule = f"rule {item.decision.rule}" if item.decision.rule else "no rule"
         out.append(f"  {item.load:<10} {full:<40} {rule}: {item.decision.text}{source}")
+        if tool is not None:  # one tool asked about: also how the OpenAI export declares it
+            out.append(f"  {'openai':<10} {full:<40} {openai_strict_of(item.tool.definition).explain()}")
     return "\n".join(out) + "\n"
 
 
@@ -106,6 +109,15 @@ def compile_rows(rows: Sequence[tuple[ResolvedAgent, Budget]]) -> list[dict[str,
     ]
 
 
+def _strict_json(definition: Mapping[str, Any]) -> dict[str, JSON]:
+    """Whether `--emit openai` declares the tool `strict`, and why (`host_exports.StrictVerdict`)."""
+    verdict = openai_strict_of(definition)
+    return {
+        "strict": verdict.strict,
+        "why": verdict.reason or "; ".join(verdict.changes) or "fits strict mode as it is",
+    }
+
+
 def explain_json(resolved: ResolvedAgent, budget: Budget, tool: str | None = None) -> str:
     """`quiver explain --format json`: the agent, its tool-search decision, budget, and each tool's load
     decision with the rule and the file:line that made it (only `tool` when given)."""
@@ -124,6 +136,7 @@ def explain_json(resolved: ResolvedAgent, budget: Budget, tool: str | None = Non
                 "code": item.decision.code,
                 "reason": item.decision.text,
                 "source": str(item.decision.source) if item.decision.source else None,
+                "openai_strict": _strict_json(item.tool.definition),
             }
         )
     document: dict[str, JSON] = {
