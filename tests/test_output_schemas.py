@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "demo"
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 OUTPUT_SCHEMAS = (
-    "advise", "ledger-action", "ledger-export", "ledger-list", "ledger-show", "route-test", "rule", "search", "stats",
+    "advise", "budget", "explain", "ledger-action", "ledger-export", "ledger-list", "ledger-show", "route-test",
+    "rule", "search", "stats",
 )  # fmt: skip
 
 
@@ -176,3 +177,16 @@ def test_ledger_list_show_approve_deny_resolve_and_export_json_validate(tmp_path
     assert len(exported) == len(ids)
     for line in exported:
         assert_contract(json.loads(line), "ledger-export")
+
+
+def test_compile_budget_and_explain_json_validate(demo: Path) -> None:
+    compiled = run_json("compile", "-C", str(demo), "--format", "json")
+    assert [row["agent"] for row in compiled["agents"]] == ["browser-tester", "ops", "release-notes", "researcher"]
+    assert_contract(compiled, "budget")
+    assert run_json("budget", "-C", str(demo), "--format", "json") == compiled
+    for agent in ("ops", "release-notes"):
+        explained = run_json("explain", agent, "-C", str(demo), "--format", "json")
+        assert explained["tools"]
+        assert_contract(explained, "explain")
+    one = run_json("explain", "ops", "github/issue_write", "-C", str(demo), "--format", "json")
+    assert [t["tool"] for t in one["tools"]] == ["issue_write"] and validate(one, "explain") == []
