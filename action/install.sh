@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install quiver for the Action. QUIVER_INSTALL: "pinned" = agent-quiver at this action's own version (read
-# from the action's pyproject.toml, so `uses: ...@v0.1.0` runs quiver 0.1.0); "source" = this checkout;
-# anything else = a pip requirement. `install.sh --requirement` prints what would be installed. Lint and diff
+# Install quiver for the Action. QUIVER_INSTALL: "source" (the default) = this action's own copy of quiver
+# (its checkout at a tag or commit, or a vendored copy); "pinned" = agent-quiver at this action's own version
+# (read from the action's pyproject.toml) from the package index, once it is published there; anything else =
+# a pip requirement. `install.sh --requirement` prints what would be installed. Lint and diff
 # need no extra: this is the light install (no MCP SDK, numpy or model; README, "What each install brings").
 set -euo pipefail
 
@@ -18,7 +19,7 @@ if ! "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
 fi
 
 requirement() {
-  case "${QUIVER_INSTALL:-pinned}" in
+  case "${QUIVER_INSTALL:-source}" in
     pinned)
       version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_dir/pyproject.toml" | head -n 1)"
       if [ -z "$version" ]; then

@@ -137,26 +137,27 @@ def test_a_summary_line_reports_annotations_over_githubs_cap(tmp_path: Path) -> 
     assert "**Note:** 3 errors not annotated" in (tmp_path / "summary.md").read_text()
 
 
-def test_the_install_is_pinned_to_the_actions_own_version() -> None:
-    def requirement(value: str) -> str:
+def test_the_install_defaults_to_the_actions_own_copy_and_pinned_names_its_version() -> None:
+    def requirement(value: str | None) -> str:
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-        env = {**os.environ, "QUIVER_INSTALL": value, "PATH": path}
+        env = {k: v for k, v in os.environ.items() if k != "QUIVER_INSTALL"}
+        env |= {"PATH": path, **({"QUIVER_INSTALL": value} if value is not None else {})}
         proc = subprocess.run(["bash", str(ROOT / "action" / "install.sh"), "--requirement"], env=env,
                               capture_output=True, text=True, check=True)  # fmt: skip
         return proc.stdout.strip()
 
-    assert ACTION["inputs"]["install"]["default"] == "pinned"
+    assert ACTION["inputs"]["install"]["default"] == "source"  # no package index has agent-quiver yet
+    assert requirement(None) == requirement("source") == str(ROOT)
     assert requirement("pinned") == f"agent-quiver=={__version__}"
-    assert requirement("source") == str(ROOT)
     assert requirement("agent-quiver>=0.1") == "agent-quiver>=0.1"
 
 
 def test_python_is_set_up_and_sarif_upload_is_optional_and_wired_to_the_output() -> None:
     steps = {step.get("uses", step.get("name")): step for step in ACTION["runs"]["steps"]}
-    setup = steps["actions/setup-python@v5"]
+    setup = steps["actions/setup-python@v6"]
     assert setup["with"]["python-version"] == "${{ inputs.python-version }}"
     assert ACTION["inputs"]["python-version"]["default"] >= "3.11"
-    upload = steps["github/codeql-action/upload-sarif@v3"]
+    upload = steps["github/codeql-action/upload-sarif@v4"]
     assert "inputs.upload-sarif == 'true'" in upload["if"]
     assert upload["with"]["sarif_file"] == "${{ steps.quiver.outputs.sarif }}"
     assert ACTION["inputs"]["upload-sarif"]["default"] == "false"
@@ -164,12 +165,12 @@ def test_python_is_set_up_and_sarif_upload_is_optional_and_wired_to_the_output()
     assert all("steps.quiver.outputs." in spec["value"] for spec in ACTION["outputs"].values())
 
 
-def test_the_readme_pins_the_action_to_a_release_tag() -> None:
+def test_the_readme_uses_the_action_from_a_path_and_names_the_published_form_as_a_release_tag() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    uses = re.findall(r"uses: (\S+@\S+)", readme)
+    uses = re.findall(r"uses: (\S+)", readme)
     ours = [u for u in uses if not u.startswith(("actions/", "github/"))]
-    assert ours and all(u.endswith(f"@v{__version__}") for u in ours), ours
-    assert "@main" not in readme
+    assert ours == ["./.github/actions/quiver", f"OWNER/quiver@v{__version__}`"], ours  # the second is prose
+    assert "@main" not in readme and "<owner>" not in readme and "<this repository>" not in readme
 
 
 def test_the_pull_request_that_adds_the_lock_passes_and_reports_every_tool_as_added(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -332,21 +333,45 @@ def test_shadow_text_says_what_tool_search_would_have_cost_and_saved(tmp_path: P
     assert "diff --git a/quiver.toml b/quiver.toml" in text
 
 
-def test_the_apply_hint_works_from_the_working_directory_when_the_project_is_a_subdirectory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("where", ["", "docs", "examples/serve", "elsewhere"])
+def test_the_apply_hint_applies_the_patch_from_where_the_user_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
+    """`quiver advise -C examples/serve --patch P` in a git repository: the printed command applies P from
+    the directory the user ran it in (a plain `git -C examples/serve apply P` skips every path)."""
     repo = tmp_path / "repo"
     project = repo / "examples" / "serve"
     project.mkdir(parents=True)
+    (repo / "docs").mkdir()
+    (tmp_path / "elsewhere").mkdir()
     (project / "quiver.toml").write_text("threshold = 30\n", encoding="utf-8")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo)]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "advice.patch").write_text(
-        "--- a/quiver.toml\n+++ b/quiver.toml\n@@ -1 +1,2 @@\n threshold = 30\n+tool_search = \"always\"\n",
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    patch = tmp_path / "advice.patch"  # what `quiver advise --patch` writes: a git diff relative to the project
+    patch.write_text(
+        "diff --git a/quiver.toml b/quiver.toml\n--- a/quiver.toml\n+++ b/quiver.toml\n@@ -1 +1,2 @@\n"
+        ' threshold = 30\n+tool_search = "always"\n',
         encoding="utf-8",
     )
-    monkeypatch.chdir(repo)
-    hint = advise_command.apply_command(project, Path("advice.patch"))
-    assert hint.startswith("git -C examples/serve apply ")
-    subprocess.run(shlex.split(hint), check=True)
+    cwd = tmp_path / where if where == "elsewhere" else repo / where
+    monkeypatch.chdir(cwd)
+    hint = advise_command.apply_command(project, Path(os.path.relpath(patch, cwd)))
+    assert "--directory=examples/serve" in hint
+    done = subprocess.run(shlex.split(hint), capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "Skipped" not in done.stderr, (hint, done.stderr)
     assert (project / "quiver.toml").read_text(encoding="utf-8") == 'threshold = 30\ntool_search = "always"\n'
-    assert advise_command.apply_command(repo, Path("advice.patch")) == "git apply advice.patch"
+
+
+def test_the_apply_hint_at_the_top_of_the_repository_or_outside_git_is_plain_git_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    monkeypatch.chdir(tmp_path / "repo")
+    assert advise_command.apply_command(tmp_path / "repo", Path("advice.patch")) == "git apply advice.patch"
+    (tmp_path / "plain").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert advise_command.apply_command(tmp_path / "plain", Path("a b.patch")) == (
+        f"git -C plain apply '{tmp_path / 'a b.patch'}'"
+    )

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
-from quiver.host_exports import host_budget, strict_schema
+from quiver.host_exports import host_budget, openai_strict, strict_schema
 from quiver.sources.token_cache import TokenCache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,21 +145,92 @@ def _with(schema: dict[str, Any], path: list[str], key: str, value: Any) -> dict
 
 def test_strict_is_true_only_for_schemas_inside_openais_strict_subset() -> None:
     assert strict_schema(CLOSED)
+    assert openai_strict(CLOSED).parameters == CLOSED and openai_strict(CLOSED).changes == ()
     broken = {
         "root not an object": {"type": "string"},
         "root anyOf": {"anyOf": [CLOSED]},
-        "open root": _without(CLOSED, [], "additionalProperties"),
+        "open by choice": _with(CLOSED, [], "additionalProperties", True),
         "optional property": _with(CLOSED, [], "required", ["q"]),
-        "open nested object": _without(CLOSED, ["properties", "page"], "additionalProperties"),
         "minLength": _with(CLOSED, ["properties", "q"], "minLength", 1),
         "default": _with(CLOSED, ["properties", "q"], "default", "x"),
         "unsupported format": _with(CLOSED, ["properties", "q"], "format", "uri"),
         "allOf": _with(CLOSED, ["properties", "q"], "allOf", [{"type": "string"}]),
         "untyped property": _with(CLOSED, ["properties"], "q", {"description": "anything"}),
         "bad nested anyOf branch": _with(CLOSED, ["$defs", "num"], "uniqueItems", True),
-    }
-    assert {name: strict_schema(schema) for name, schema in broken.items()} == dict.fromkeys(broken, False)
+        "draft-04 boolean exclusiveMinimum": _with(
+            _with(CLOSED, [], "$schema", "http://json-schema.org/draft-04/schema#"),
+            ["properties", "page", "properties", "n"], "exclusiveMinimum", True,
+        ),
+        "draft-04": _with(CLOSED, [], "$schema", "http://json-schema.org/draft-04/schema#"),
+        "draft-07 $ref with siblings": _with(
+            _with(CLOSED, [], "$schema", "http://json-schema.org/draft-07/schema#"),
+            ["$defs", "num"], "$ref", "#/$defs/other",
+        ),
+    }  # fmt: skip
+    verdicts = {name: openai_strict(schema) for name, schema in broken.items()}
+    assert {name: v.strict for name, v in verdicts.items()} == dict.fromkeys(broken, False)
+    assert all(v.parameters == broken[name] for name, v in verdicts.items())  # exported as they are
+    assert verdicts["optional property"].explain() == (
+        "strict: false (`$.properties.when`: optional, and strict mode requires every property)"
+    )
+    assert verdicts["default"].reason == "`$.properties.q`: `default` is not a keyword of strict mode"
     deep: dict[str, Any] = {"type": "string"}
     for _ in range(11):
         deep = {"type": "object", "properties": {"x": deep}, "required": ["x"], "additionalProperties": False}
     assert not strict_schema(deep)
+
+
+def test_strict_drops_the_dialect_and_closes_open_objects_a_narrowing_the_server_accepts() -> None:
+    """zod-to-json-schema's usual output: draft-07 `$schema`, objects without `additionalProperties`."""
+    opened = _without(_without(CLOSED, [], "additionalProperties"), ["properties", "page"], "additionalProperties")
+    schema = _with(opened, [], "$schema", "http://json-schema.org/draft-07/schema#")
+    verdict = openai_strict(schema)
+    assert verdict.strict
+    assert verdict.explain() == "strict: true (dropped `$schema`; closed 2 objects (`additionalProperties: false`))"
+    assert verdict.parameters == CLOSED
+    ok = {"q": "x", "when": None, "tags": ["a"], "page": {"n": 2}, "either": 3}
+    extra = {**ok, "page": {"n": 2, "unnamed": 1}}
+    exported = jsonschema.Draft202012Validator(verdict.parameters)
+    original = jsonschema.Draft7Validator(schema)
+    assert exported.is_valid(ok) and original.is_valid(ok)
+    assert not exported.is_valid(extra) and original.is_valid(extra)  # narrower, never wider
+    assert schema["$schema"] and "additionalProperties" not in schema  # the manifest's copy is untouched
+
+
+def test_strict_on_the_corpus_catalogs_drops_dialects_and_closes_objects_of_real_functions(corpus: Path) -> None:
+    """On the real catalogs of the corpus: strict exports are valid 2020-12 schemas, real functions become
+    strict only through the dropped `$schema` or the closing, and every function that is not strict says why."""
+    tools = [t for p in sorted((corpus / "catalogs").glob("*.json")) for t in json.loads(p.read_text())["tools"]]
+    verdicts = [openai_strict(t["inputSchema"]) for t in tools]
+    strict = [v for v in verdicts if v.strict]
+    assert len(tools) > 100
+    assert any("dropped `$schema`" in " ".join(v.changes) for v in strict)
+    assert any("closed" in " ".join(v.changes) for v in strict)
+    assert all(v.reason for v in verdicts if not v.strict)
+    for v in strict:
+        jsonschema.Draft202012Validator.check_schema(v.parameters)
+    print(f"strict: {len(strict)} of {len(tools)} corpus functions")
+
+
+def test_the_sdks_the_exports_are_checked_against_are_the_current_majors() -> None:
+    from importlib.metadata import version
+
+    assert version("openai").split(".")[0] == "3"
+    assert version("anthropic").split(".")[0] == "2"
+
+
+def test_explain_says_per_tool_whether_the_openai_export_is_strict_and_why(exported: Path) -> None:
+    project = exported.parents[1]
+    done = subprocess.run([sys.executable, "-m", "quiver", "explain", "ops", "--format", "json", "-C", str(project)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    tools = {f"{t['server']}/{t['tool']}": t["openai_strict"] for t in json.loads(done.stdout)["tools"]}
+    exported_strict = {}
+    for entry in _tools(exported / "ops.openai.json"):
+        for function in entry.get("tools", [entry]) if entry.get("type") == "namespace" else [entry]:
+            if function.get("type") == "function":
+                exported_strict[f"{entry['name']}/{function['name']}"] = function["strict"]
+    assert exported_strict and {k: tools[k]["strict"] for k in exported_strict} == exported_strict
+    assert all(v["why"] for v in tools.values())
+    one = subprocess.run([sys.executable, "-m", "quiver", "explain", "ops", "github/issue_write", "-C", str(project)],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "  openai     github/issue_write" in one and "strict: false (`$.properties." in one

@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.usage_totals",
     ),
     ("quiver.report",),
-    ("quiver.commands", "quiver.cli", "quiver.__main__"),
+    ("quiver.commands", "quiver.cli", "quiver.__main__", "quiver.api"),
 )
 LAYER_OF = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}
 # Imports under `if TYPE_CHECKING:` that point up a layer, each with its reason (they run no import).

@@ -1,8 +1,8 @@
 """The pre-commit hooks in `.pre-commit-hooks.yaml`: their shape, their `files` patterns, and a real run.
 
-The run uses the real `pre-commit` package on a temporary git repository holding the demo project, with
-`repo: local` / `language: system` hooks (nothing is downloaded) that copy `files` and `pass_filenames`
-from the hooks file, so a drift between the two breaks this test.
+The run uses the real `pre-commit` package on a temporary git repository holding the demo project, with the
+README's `repo: local` / `language: system` config (nothing is downloaded); its hooks are checked to run the
+same commands on the same files as the hooks file, so a drift between the two breaks this test.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import yaml
 
 from quiver.sources.agents import AGENT_GLOBS
 from quiver.sources.mcp_config import CONFIG_FILES
+from test_readme_usage import readme_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS_FILE = ROOT / ".pre-commit-hooks.yaml"
@@ -89,20 +90,36 @@ def test_compile_hook_also_runs_when_a_manifest_changes_and_contract_hook_on_loc
 
 
 def _local_config() -> str:
-    """A `repo: local` config running quiver from PATH, with `files`/`pass_filenames` from the hooks file."""
-    found = hooks()
-    local = [
-        {
-            "id": hook_id,
-            "name": found[hook_id]["name"],
-            "entry": found[hook_id]["entry"],
-            "language": "system",
-            "files": found[hook_id]["files"],
-            "pass_filenames": found[hook_id]["pass_filenames"],
-        }
-        for hook_id in ("quiver-lint", "quiver-compile")
-    ]
-    return yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]}, sort_keys=False)
+    """The README's `repo: local` config (quiver from PATH), as a user copies it."""
+    return readme_yaml("repo: local")
+
+
+def _readme_hooks() -> dict[str, dict[str, Any]]:
+    config = yaml.safe_load(_local_config())
+    (repo,) = config["repos"]
+    assert repo["repo"] == "local"
+    return {hook["id"]: hook for hook in repo["hooks"]}
+
+
+def test_the_readmes_local_hooks_run_what_the_hooks_file_runs() -> None:
+    local, published = _readme_hooks(), hooks()
+    assert list(local) == ["quiver-lint", "quiver-compile"]
+    for hook_id, hook in local.items():
+        assert hook["language"] == "system"  # quiver from the user's environment: nothing to download
+        for key in ("name", "entry", "pass_filenames"):
+            assert hook[key] == published[hook_id][key], (hook_id, key)
+
+
+_PATHS = [*_inputs(), "build/quiver/index.json", "sub/project/.mcp.json", "sub/.github/agents/a.md", "README.md",
+          "src/app.py", ".github/workflows/ci.yml", "docs/mcp.json", "notes.chatmode.md.bak", ".github/mcp.json.bak",
+          ".github/chatmodes/a.md", "x/build/quiver/a.json", "quiver.toml.orig"]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", _PATHS)
+def test_the_readmes_local_hooks_run_on_the_same_files_as_the_hooks_file(path: str) -> None:
+    for hook_id, hook in _readme_hooks().items():
+        readme = re.search(hook["files"], path) is not None
+        assert readme == matches(hook_id, path), (hook_id, path)
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

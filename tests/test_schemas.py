@@ -27,20 +27,26 @@ from quiver.policy import APPROVALS, DEFAULT_RETRY, POLICY_KEYS, SIDE_EFFECTS
 from quiver.sources._json import parse_json
 from quiver.sources.agents import read_agent
 from quiver.validation import check_schemas, load_schema, schema_names, validate
+from test_output_schemas import OUTPUT_SCHEMAS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "demo"
 PACKAGE_SCHEMAS = ROOT / "src" / "quiver" / "schemas"
-SCHEMAS = (
-    "agent-frontmatter",
-    "baseline",
-    "emit",
-    "index",
-    "lock",
-    "manifest",
-    "mcp-config",
-    "quiver-config",
-    "report",
+SCHEMAS = tuple(
+    sorted(
+        (
+            "agent-frontmatter",
+            "baseline",
+            "emit",
+            "index",
+            "lock",
+            "manifest",
+            "mcp-config",
+            "quiver-config",
+            "report",
+            *OUTPUT_SCHEMAS,  # the other --format json outputs (tests/test_output_schemas.py)
+        )
+    )
 )
 DEMO_AGENTS = 4
 # Corpus agents whose frontmatter breaks the schema, and the `mcp-servers` entry at fault: each defines an
@@ -101,7 +107,11 @@ def test_shapes_repeated_across_schemas_are_identical() -> None:
         "filterMode": ("agent-frontmatter", "mcp-config", "quiver-config"),
         "serverEntry": ("mcp-config", "quiver-config"),
         "tool": ("lock", "manifest"),
-        "budget": ("manifest", "index"),
+        "budget": ("manifest", "index", "budget", "explain"),
+        "toolSearch": ("budget", "explain"),
+        "action": ("ledger-list", "ledger-show", "ledger-action"),
+        "attempt": ("ledger-show", "ledger-export"),
+        "event": ("ledger-show", "ledger-export"),
     }
     for definition, names in shared.items():
         copies = [load_schema(name)["$defs"][definition] for name in names]
@@ -119,7 +129,7 @@ def test_the_top_level_schemas_symlink_points_at_the_package_schemas() -> None:
 
 def test_load_schema_accepts_the_name_with_or_without_suffix_and_reads_once() -> None:
     assert load_schema("lock") is load_schema("lock.schema.json")
-    assert load_schema("lock")["$id"] == "https://quiver.dev/schemas/lock.schema.json"
+    assert load_schema("lock")["$id"] == "urn:agent-quiver:schema:lock"
 
 
 def test_an_unknown_schema_name_is_a_value_error() -> None:

@@ -46,7 +46,7 @@ def compile_command(
     from quiver.compile import budget_of
     from quiver.config import unknown_key_warnings
     from quiver.report.budget import budget_json, budget_table, compile_rows, rows_of
-    from quiver.report.lines import finding_line
+    from quiver.report.lines import stderr_lines
     from quiver.sources.token_cache import TokenCache
 
     root = _root(project)
@@ -54,8 +54,8 @@ def compile_command(
     out_dir = out or result.project.config.out
     for line in unknown_key_warnings(result.project.config):
         click.echo(line, err=True)
-    for finding in result.findings:
-        click.echo(finding_line(finding), err=True)
+    for line in stderr_lines(result.findings):
+        click.echo(line, err=True)
     for error in result.errors:
         click.echo(f"error: {error.one_line()}", err=True)
     if result.project.blocking:
@@ -264,6 +264,21 @@ def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -
     _root(project)  # accepted, as by every command; the rules do not depend on the project
 
     click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
+
+
+@cli.command("schema")
+@click.argument("name", required=False)
+@output_option
+def schema_command(name: str | None, output: Path | None) -> None:
+    """Print one of quiver's JSON Schemas (`manifest`, `lock`, ...), or list them with their `$id`."""
+    from quiver.commands.schema import run
+    from quiver.sources.files import write_atomic
+
+    text = run(name)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text)
 
 
 @cli.command("serve")

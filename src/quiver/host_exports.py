@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: the CLI reads EMITTERS at start-up, so this module imports nothing of quiver
@@ -35,6 +36,15 @@ _STRICT_KEYWORDS = frozenset(
 _STRICT_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 _STRICT_MAX_DEPTH = 10
 _STRICT_MAX_PROPERTIES = 5000
+_STRICT_MAX_ENUM_VALUES = 1000
+# Keywords OpenAI has no use for that do not change what a schema accepts: dropped from a strict export.
+_DROPPED_KEYWORDS = frozenset({"$schema", "$comment"})
+_DROPPABLE_DIALECTS = frozenset(
+    f"{scheme}://json-schema.org/{name}"
+    for scheme in ("http", "https")
+    for name in ("draft/2020-12/schema", "draft/2019-09/schema", "draft-07/schema", "draft-07/schema#",
+                 "draft-06/schema", "draft-06/schema#")
+)  # fmt: skip
 
 
 def emit(manifest: Mapping[str, Any], host: str, cache: TokenCache | None = None) -> dict[str, JSON]:
@@ -83,12 +93,12 @@ def openai_tools(manifest: Mapping[str, Any]) -> list[JSON]:
 
 def _openai_function(t: Mapping[str, Any], name: str) -> dict[str, JSON]:
     d = t["definition"]
-    parameters = d.get("inputSchema", {"type": "object"})
+    verdict = openai_strict_of(d)
     entry: dict[str, JSON] = {
         "type": "function",
         "name": name,
-        "parameters": parameters,
-        "strict": strict_schema(parameters),
+        "parameters": verdict.parameters,
+        "strict": verdict.strict,
     }
     if d.get("description"):
         entry["description"] = d["description"]
@@ -97,46 +107,172 @@ def _openai_function(t: Mapping[str, Any], name: str) -> dict[str, JSON]:
     return entry
 
 
+@dataclass(frozen=True, slots=True)
+class StrictVerdict:
+    """Whether OpenAI takes a tool's input schema with `strict: true`, and the `parameters` to export.
+
+    `parameters` is the tool's schema as it is when not strict; when strict, with what OpenAI has no use for
+    dropped (`$schema`, `$comment`) and every object without `additionalProperties` closed: a narrowing
+    (every closed instance is valid under the open schema), so strict decoding never yields arguments the
+    server rejects. `changes` says what was done; `reason` why not strict (a JSON path and the rule)."""
+
+    strict: bool
+    parameters: JSON
+    reason: str = ""
+    changes: tuple[str, ...] = ()
+
+    def explain(self) -> str:
+        """One line for `quiver explain`: the choice and why."""
+        if not self.strict:
+            return f"strict: false ({self.reason})"
+        return "strict: true" + (f" ({'; '.join(self.changes)})" if self.changes else "")
+
+
+def openai_strict(schema: Any) -> StrictVerdict:
+    """The strict-mode verdict for input schema `schema` (see `StrictVerdict`). Strict mode's documented
+    subset: an object root that is not an `anyOf`; every object closed with every property required; only
+    its keywords and string formats; at most 10 levels of nesting, 5,000 properties and 1,000 enum values.
+    Anything else, or anything unsure, is not strict."""
+    walk = _StrictWalk()
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        return StrictVerdict(False, schema, 'the root is not `"type": "object"`')
+    if "anyOf" in schema:
+        return StrictVerdict(False, schema, "the root is an `anyOf`")
+    dialect = schema.get("$schema")
+    if dialect is not None and dialect not in _DROPPABLE_DIALECTS:
+        return StrictVerdict(False, schema, f"`$schema` is `{dialect}`, whose keywords mean other things")
+    walk.draft07 = dialect is not None and "draft-0" in str(dialect)
+    out = walk.node(schema, "$", 0)
+    if out is None:
+        return StrictVerdict(False, schema, walk.reason)
+    if walk.properties > _STRICT_MAX_PROPERTIES or walk.enum_values > _STRICT_MAX_ENUM_VALUES:
+        return StrictVerdict(False, schema, "more properties or enum values than strict mode takes")
+    changes = []
+    if walk.dropped:
+        changes.append("dropped " + ", ".join(f"`{k}`" for k in sorted(walk.dropped)))
+    if walk.closed:
+        changes.append(f"closed {walk.closed} object{'s' if walk.closed != 1 else ''} (`additionalProperties: false`)")
+    return StrictVerdict(True, out, changes=tuple(changes))
+
+
+def openai_strict_of(definition: Mapping[str, Any]) -> StrictVerdict:
+    """The verdict for an MCP Tool object's input schema (an object schema when it has none)."""
+    return openai_strict(definition.get("inputSchema", {"type": "object"}))
+
+
 def strict_schema(schema: Any) -> bool:
-    """Whether OpenAI accepts `schema` with `strict: true`: an object root; every object closed
-    (`additionalProperties: false`) with every property required; only supported keywords and formats;
-    at most 10 levels of nesting and 5,000 properties. Anything else (or unsure) is False."""
-    if not isinstance(schema, Mapping) or schema.get("type") != "object" or "anyOf" in schema:
-        return False
-    counted = [0]
-    return _strict_node(schema, 0, counted) and counted[0] <= _STRICT_MAX_PROPERTIES
+    """Whether OpenAI accepts `schema` with `strict: true` once exported (see `openai_strict`)."""
+    return openai_strict(schema).strict
 
 
-def _strict_node(node: Any, depth: int, counted: list[int]) -> bool:
-    if not isinstance(node, Mapping) or depth > _STRICT_MAX_DEPTH or not set(node) <= _STRICT_KEYWORDS:
-        return False
-    if "format" in node and node["format"] not in _STRICT_FORMATS:
-        return False
-    types = node.get("type")
-    type_list = types if isinstance(types, list) else [types]
-    if "object" in type_list or "properties" in node:
-        properties = node.get("properties", {})
-        if not isinstance(properties, Mapping) or node.get("additionalProperties") is not False:
+class _StrictWalk:
+    """One pass over a schema: the strict copy, or None and the first reason it cannot be strict."""
+
+    def __init__(self) -> None:
+        self.reason = ""
+        self.draft07 = False
+        self.properties = 0
+        self.enum_values = 0
+        self.closed = 0
+        self.dropped: set[str] = set()
+
+    def fail(self, path: str, why: str) -> None:
+        self.reason = f"`{path}`: {why}"
+
+    def node(self, node: Any, path: str, depth: int) -> dict[str, JSON] | None:
+        if not isinstance(node, Mapping):
+            self.fail(path, "not a schema object")
+            return None
+        if depth > _STRICT_MAX_DEPTH:
+            self.fail(path, f"nested deeper than {_STRICT_MAX_DEPTH} levels")
+            return None
+        out: dict[str, JSON] = {}
+        for key, value in node.items():
+            if key in _DROPPED_KEYWORDS:
+                self.dropped.add(key)
+            elif key not in _STRICT_KEYWORDS:
+                self.fail(path, f"`{key}` is not a keyword of strict mode")
+                return None
+            else:
+                out[key] = value
+        if "$ref" in out and self.draft07 and len(set(out) - {"$ref", "description", "title"}) > 0:
+            self.fail(path, "`$ref` beside other keywords, which draft-07 ignores and strict mode applies")
+            return None
+        if not self._scalars(out, path):
+            return None
+        types = out.get("type")
+        type_list = types if isinstance(types, list) else [types]
+        if "object" in type_list or "properties" in out:
+            if not self._object(out, path, depth):
+                return None
+        elif "additionalProperties" in out or "required" in out:
+            self.fail(path, "`additionalProperties`/`required` outside an object")
+            return None
+        if "items" in out:
+            item = self.node(out["items"], f"{path}.items", depth + 1)
+            if item is None:
+                return None
+            out["items"] = item
+        if "anyOf" in out:
+            branches = out["anyOf"]
+            if not isinstance(branches, list):
+                self.fail(path, "`anyOf` is not a list")
+                return None
+            kept = [self.node(b, f"{path}.anyOf[{i}]", depth + 1) for i, b in enumerate(branches)]
+            if any(b is None for b in kept):
+                return None
+            out["anyOf"] = kept
+        for key in ("$defs", "definitions"):
+            if key in out:
+                defs = out[key]
+                if not isinstance(defs, Mapping):
+                    self.fail(path, f"`{key}` is not an object")
+                    return None
+                done = {name: self.node(d, f"{path}.{key}.{name}", depth + 1) for name, d in defs.items()}
+                if any(d is None for d in done.values()):
+                    return None
+                out[key] = done
+        if types is None and not any(k in out for k in ("anyOf", "$ref", "enum", "const")):
+            self.fail(path, "no `type`: it accepts anything, which strict mode cannot express")
+            return None
+        return out
+
+    def _scalars(self, out: Mapping[str, JSON], path: str) -> bool:
+        if "format" in out and out["format"] not in _STRICT_FORMATS:
+            self.fail(path, f"format `{out['format']}` is not one strict mode knows")
             return False
-        if sorted(node.get("required", [])) != sorted(properties):
+        for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
+            value = out.get(key)
+            if key in out and (isinstance(value, bool) or not isinstance(value, int | float)):
+                self.fail(path, f"`{key}` is not a number")
+                return False
+        if "enum" in out:
+            self.enum_values += len(out["enum"]) if isinstance(out["enum"], list) else 0
+        return True
+
+    def _object(self, out: dict[str, JSON], path: str, depth: int) -> bool:
+        properties = out.get("properties", {})
+        if not isinstance(properties, Mapping):
+            self.fail(path, "`properties` is not an object")
             return False
-        counted[0] += len(properties)
-        if not all(_strict_node(p, depth + 1, counted) for p in properties.values()):
+        if "additionalProperties" not in out:
+            out["additionalProperties"] = False  # a narrowing: what the model sends stays valid upstream
+            self.closed += 1
+        elif out["additionalProperties"] is not False:
+            self.fail(path, "`additionalProperties` lets in keys the schema does not name")
             return False
-    elif "additionalProperties" in node or "required" in node:
-        return False
-    children: list[Any] = []
-    if "items" in node:
-        children.append(node["items"])
-    children.extend(node.get("anyOf", []))
-    for key in ("$defs", "definitions"):
-        defs = node.get(key, {})
-        if not isinstance(defs, Mapping):
+        required = out.get("required", [])
+        missing = [name for name in properties if not isinstance(required, list) or name not in required]
+        if missing:
+            self.fail(f"{path}.properties.{missing[0]}", "optional, and strict mode requires every property")
             return False
-        children.extend(defs.values())
-    if types is None and not any(k in node for k in ("anyOf", "$ref", "enum", "const")):
-        return False  # an untyped schema accepts anything: strict mode cannot express it
-    return all(_strict_node(c, depth + 1, counted) for c in children)
+        self.properties += len(properties)
+        done = {name: self.node(p, f"{path}.properties.{name}", depth + 1) for name, p in properties.items()}
+        if any(p is None for p in done.values()):
+            return False
+        if "properties" in out:
+            out["properties"] = done
+        return True
 
 
 def host_budget(tools: Sequence[JSON], host: str, cache: TokenCache) -> dict[str, JSON]:

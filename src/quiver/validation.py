@@ -14,10 +14,10 @@ from typing import Any
 
 from quiver.model import JSON
 
-__all__ = ["SCHEMA_BASE", "check_schemas", "load_schema", "schema_names", "validate"]
+__all__ = ["SCHEMA_BASE", "check_schemas", "load_schema", "schema_id", "schema_names", "validate"]
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMA_BASE = "https://quiver.dev/schemas/"
+SCHEMA_BASE = "urn:agent-quiver:schema:"  # `$id`s are names, not addresses: quiver has no web site
 _SUFFIX = ".schema.json"
 
 
@@ -25,6 +25,11 @@ def schema_names() -> tuple[str, ...]:
     """Names of every shipped schema (`manifest`, `lock`, ...), sorted."""
     folder = resources.files("quiver") / "schemas"
     return tuple(sorted(p.name[: -len(_SUFFIX)] for p in folder.iterdir() if p.name.endswith(_SUFFIX)))
+
+
+def schema_id(name: str) -> str:
+    """The `$id` of schema `name` (`manifest`): a URN, `urn:agent-quiver:schema:manifest`."""
+    return f"{SCHEMA_BASE}{name.removesuffix(_SUFFIX)}"
 
 
 def _file_name(name: str) -> str:
@@ -112,7 +117,7 @@ def check_schemas() -> None:
         file_name = _file_name(name)
         schema = _read_schema(file_name)
         Draft202012Validator.check_schema(schema)
-        expected = {"$schema": DRAFT, "$id": f"{SCHEMA_BASE}{file_name}"}
+        expected = {"$schema": DRAFT, "$id": schema_id(name)}
         for key, value in expected.items():
             if schema.get(key) != value:
                 raise ValueError(f"schema `{file_name}`: `{key}` must be {value!r}, not {schema.get(key)!r}")

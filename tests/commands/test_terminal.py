@@ -13,6 +13,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from projects import agent_text, make_project, stdio, tool
 from quiver.cli import cli
 
 
@@ -112,3 +113,38 @@ def test_no_progress_off_a_terminal(demo: Path) -> None:
     )
     assert proc.returncode == 0
     assert "compiling agents" not in proc.stderr and "\x1b" not in proc.stderr
+
+
+def test_lint_on_a_terminal_counts_what_it_checks(demo: Path) -> None:
+    code, _, tty = _on_a_terminal(["lint", "-C", str(demo)], demo)
+    assert code in (0, 1)
+    assert "linting 4 agents, 2 MCP configs, `quiver.toml`, the lock" in tty, tty
+    assert "\x1b[2K" in tty[tty.rindex("linting") :]  # erased before the report
+
+
+def test_compile_prints_one_line_for_its_info_findings_and_each_other_finding(tmp_path: Path) -> None:
+    agents = {
+        f".github/agents/{name}.agent.md": agent_text(f"description: {name}.\ntools: ['ms-python.python/{name}']")
+        for name in ("a", "b", "c")
+    }  # an extension tool only the host can resolve: one AGT022 info per agent
+    agents[".github/agents/d.agent.md"] = agent_text("description: d.\ntools: ['s/nope']")  # AGT008, an error
+    make_project(tmp_path, agents=agents, mcp={"mcpServers": {"s": stdio()}}, catalogs={"s": [tool("get")]})
+    code, _, err = run(tmp_path, "compile", "-q")
+    assert code == 1  # the error: an unresolved `tools` entry
+    lines = err.splitlines()
+    assert [line for line in lines if "info[" in line] == []
+    assert sum("error[AGT008]" in line for line in lines) == 1
+    assert "note: 3 info findings (AGT022 x3): `quiver lint --select AGT022` shows them" in lines
+    code, out, _ = run(tmp_path, "lint", "--select", "AGT022")
+    assert out.count("AGT022") >= 3
+
+
+def test_lint_with_nothing_to_check_says_so_instead_of_all_checks_passed(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# not an agent project\n")
+    code, out, _ = run(tmp_path, "lint")
+    assert code == 0
+    assert "All checks passed" not in out
+    assert out.startswith("Nothing to check: no agent file (.github/agents/*.md, ") and "MCP config (" in out
+    make_project(tmp_path, agents={".github/agents/a.agent.md": agent_text("description: A.")})
+    code, out, _ = run(tmp_path, "lint")
+    assert "Nothing to check" not in out

@@ -65,7 +65,7 @@ def test_sarif_describes_each_rule_that_appears_once_with_its_metadata(project: 
     log = _sarif(lint_findings() + lint_findings(), project)
     driver = log["runs"][0]["tool"]["driver"]
     assert (driver["name"], driver["version"]) == ("quiver", __version__)
-    assert driver["informationUri"].startswith("https://")
+    assert "informationUri" not in driver  # quiver has no web site: no link that does not resolve
     assert [r["id"] for r in driver["rules"]] == ["AGT008", "AGT012", "MCP012"]
     first = driver["rules"][0]
     rule = RULES["AGT008"]
@@ -76,7 +76,7 @@ def test_sarif_describes_each_rule_that_appears_once_with_its_metadata(project: 
     }
     assert first["help"]["markdown"] == rule.doc.strip()
     assert "##" not in first["help"]["text"] and "`" not in first["help"]["text"]
-    assert first["helpUri"] == "https://quiver.dev/rules/AGT008"
+    assert "helpUri" not in first  # the doc travels in `help` instead
     assert first["defaultConfiguration"] == {"level": "error"}
     assert first["properties"]["tags"] == ["lint", "AGT"]
     assert [r["defaultConfiguration"]["level"] for r in driver["rules"]] == ["error", "note", "warning"]

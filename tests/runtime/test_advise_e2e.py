@@ -23,6 +23,7 @@ import pytest
 from _workload_client import expected_figures, exposed, http_gateway, play_through, seed_notes, shadow_lines
 
 from fixtures.usage.workload import plan_workload
+from quiver.validation import validate
 
 pytestmark = pytest.mark.anyio
 
@@ -53,6 +54,7 @@ async def git(project: Path, *args: str) -> str:
 
 async def stats(project: Path) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
     figures = json.loads(await quiver(project, "stats", "--format", "json"))
+    assert validate(figures, "stats") == []
     assert figures["ignored_events"] == 0
     (agent,) = figures["agents"]
     keys = ("sessions_used", "calls", "errors", "validation_failures", "refusals", "first_uses_deferred",
@@ -96,6 +98,13 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
         assert set(listings) == {frozenset(exposed(t) for t in PRELOADED_BEFORE)}
 
         before, before_tools = await stats(project)
+        ledger = ("--ledger", str(tmp_path / "ledger-before.db"), "--format", "json")
+        actions = json.loads(await quiver(project, "ledger", "list", *ledger))
+        assert len(actions) > 100 and validate(actions, "ledger-list") == []  # the gateway's real records
+        for state in sorted({a["state"] for a in actions}):
+            first = next(a for a in actions if a["state"] == state)
+            shown = json.loads(await quiver(project, "ledger", "show", first["id"], *ledger))
+            assert validate(shown, "ledger-show") == []
         want, want_tools = expected_figures(plans, PRELOADED_BEFORE, tokens, initial_tokens(before_manifest))
         assert {k: before[k] for k in want} == want
         assert before_tools == want_tools
@@ -107,6 +116,7 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
         advice = json.loads(
             await quiver(project, "advise", "--format", "json", "--min-sessions", "10", "--patch", str(patch_file))
         )
+        assert validate(advice, "advise") == []
         (advised,) = advice["agents"]
         assert advised["sessions"] == SESSIONS
         assert advised["to_preload"] == ["calc/multiply", "notes/create_note", "notes/get_note"]
@@ -122,6 +132,7 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
             await quiver(project, "advise", "--shadow", str(log), "--agent", "assistant", "--format", "json",
                          "--min-sessions", "10")
         )  # fmt: skip
+        assert validate(shadow, "advise") == []
         (shadowed,) = shadow["agents"]
         for key in ("preload", "defer", "to_preload", "to_defer"):
             assert shadowed[key] == advised[key], key

@@ -141,7 +141,11 @@ async def test_one_gateway_call_exports_exactly_one_execute_tool_span_with_a_uni
     assert "jsonrpc.request.id" in first
     rejected = {s.name: _attributes(s.attributes) for s in tool_spans if "error.type" in _attributes(s.attributes)}
     assert rejected["execute_tool add"]["error.type"] == "invalid_arguments"
-    assert rejected["execute_tool calc__nope"]["error.type"] == "refused"
+    assert rejected["execute_tool nope"]["error.type"] == "refused"  # named by the tool asked for, as the others
+    assert rejected["execute_tool nope"]["quiver.server"] == "calc"
+    for attributes in rejected.values():  # refused and invalid calls carry the ids every other span carries
+        assert len(attributes["gen_ai.tool.call.id"]) == 32 and attributes["gen_ai.tool.call.id"] not in ids
+        assert "jsonrpc.request.id" in attributes and attributes["mcp.method.name"] == "tools/call"
     assert len(tool_spans) == 7  # one span per call, executed or not
     # the call that carried a traceparent joins the caller's trace, as a child of the caller's span
     assert (executed[2].trace_id.hex(), executed[2].parent_span_id.hex()) == (TRACE_ID, PARENT_ID)

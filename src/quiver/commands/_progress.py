@@ -36,13 +36,23 @@ class Progress:
         self._thread: threading.Thread | None = None
         self._drawn = False
         self._started = 0.0
+        self._delay = DEFAULT_DELAY_S
+        self._lock = threading.Lock()  # one writer at a time: the drawing thread, or `relabel`
 
     def advance(self, n: int = 1) -> None:
         self.done += n
 
+    def relabel(self, label: str, total: int | None = None) -> None:
+        """A new label (and total) once the work knows what it counts; shown at once when the line is up."""
+        self.label = label
+        self.total = total
+        if self._thread is not None and time.monotonic() - self._started >= self._delay:
+            self._draw(0)
+
     def __enter__(self) -> Progress:
         if self.enabled and _enabled(self._stream):
             self._started = time.monotonic()
+            self._delay = _delay()
             self._thread = threading.Thread(target=self._run, name="quiver-progress", daemon=True)
             self._thread.start()
         return self
@@ -54,21 +64,28 @@ class Progress:
             return
         self._stop.set()
         self._thread.join()
-        if self._drawn:
-            self._stream.write(CLEAR)
-            self._stream.flush()
+        with self._lock:
+            if self._drawn:
+                self._stream.write(CLEAR)
+                self._stream.flush()
+            self._thread = None  # a late `relabel` draws nothing
 
     def _run(self) -> None:
-        delay = _delay()
-        if self._stop.wait(delay):
+        if self._stop.wait(self._delay):
             return
         frame = 0
         while not self._stop.is_set():
+            self._draw(frame)
+            frame += 1
+            self._stop.wait(FRAME_S)
+
+    def _draw(self, frame: int) -> None:
+        with self._lock:
+            if self._stop.is_set():
+                return
             self._stream.write(CLEAR + self.line(time.monotonic() - self._started, frame))
             self._stream.flush()
             self._drawn = True
-            frame += 1
-            self._stop.wait(FRAME_S)
 
     def line(self, elapsed_s: float, frame: int = 0) -> str:
         """The text drawn after `elapsed_s` seconds (no newline)."""

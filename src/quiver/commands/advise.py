@@ -137,13 +137,25 @@ def run(
 
 
 def apply_command(root: Path, patch: Path) -> str:
-    """The command that applies `patch` from the working directory: its paths are relative to `root`."""
+    """The command that applies `patch` from the working directory; the patch's paths are relative to `root`.
+
+    In a git work tree `git apply` reads a patch's paths from the top of the tree and skips every path
+    outside the directory it runs in ("Skipped patch"), so a project below the top is applied from the top
+    with `--directory=PREFIX`; outside git, `git apply` works like `patch -p1` in the directory it runs in."""
     import os
+    import shlex
+
+    from quiver.report._repo import repository_prefix
 
     here = Path.cwd().resolve()
-    if root.resolve() == here:
-        return f"git apply {patch}"
-    return f"git -C {os.path.relpath(root.resolve(), here)} apply {patch.resolve()}"
+    project = root.resolve()
+    prefix = repository_prefix(project).rstrip("/")
+    base = Path(*project.parts[: len(project.parts) - len(prefix.split("/"))]) if prefix else project
+    directory = f" --directory={shlex.quote(prefix)}" if prefix else ""
+    if base == here:
+        return f"git apply{directory} {shlex.quote(str(patch))}"
+    where = shlex.quote(os.path.relpath(base, here))
+    return f"git -C {where} apply{directory} {shlex.quote(str(patch.resolve()))}"
 
 
 def patch_for(root: Path, advice: Advice) -> str:

@@ -158,7 +158,7 @@ def run(
     from quiver.report.render import ReportContext, render
 
     config = load_config(root)
-    table = _contract_table()
+    table = contract_table()
     overrides = contract_overrides({**config.severity, **(severity or {})}, table)
     ignores = read_ignores(root)
     if commits is not None:
@@ -217,7 +217,15 @@ def _catalog_sides(root: Path, ref: str, path: str, server: str | None) -> tuple
     return name_servers(old, new, server)
 
 
-def _contract_table() -> Mapping[str, Rule]:
+def compare(
+    root: Path, base: str | None, head: str | None, server: str | None, *, lock: str, overrides: Mapping[str, str]
+) -> tuple[Side, Side, tuple[list[Finding], list[Finding]]]:
+    """Both sides read and diffed: (old, new, (kept, ignored)), the project's ignore file applied."""
+    old, new = name_servers(load_side(root, base, lock_rel=lock), load_side(root, head, lock_rel=lock), server)
+    return old, new, _accepted(diff_sides(old, new), overrides, read_ignores(root))
+
+
+def contract_table() -> Mapping[str, Rule]:
     """The contract rules only: `quiver diff` never builds the lint catalog."""
     from quiver.contract.rules import CONTRACT_RULES
     from quiver.findings.rule import index_rules

@@ -10,9 +10,14 @@ import click
 from quiver.commands.rule import LazyRuleTable
 from quiver.findings.severity import at_or_above
 from quiver.lint.run import run as lint
+from quiver.project import Project
 from quiver.report.render import ReportContext, render
+from quiver.sources.agents import AGENT_GLOBS
 from quiver.sources.baseline import render_baseline
 from quiver.sources.files import write_output
+from quiver.sources.mcp_config import CONFIG_FILES
+
+AGENT_PATTERNS = (*(glob for glob, _ in AGENT_GLOBS), "*.agent.md")
 
 
 def run(
@@ -43,8 +48,11 @@ def run(
         return 0
     from quiver.commands._progress import Progress
 
-    with Progress("linting"):
-        outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
+    with Progress("linting") as shown:
+        outcome = lint(
+            root, select=select, ignore=ignore, baseline=baseline, paths=paths,
+            on_loaded=lambda project: shown.relabel(f"linting {what_is_checked(project)}"),
+        )  # fmt: skip
     if fix:
         from quiver.lint.fix import apply_fixes
 
@@ -66,6 +74,7 @@ def run(
         color=color,
         changed_lines=changed,
         summary={"suppressed": outcome.suppressed, "baselined": outcome.baselined},
+        nothing=nothing_found(outcome.project, root),
     )
     text = render(findings, fmt, ctx)
     if output is not None:
@@ -81,6 +90,29 @@ def run(
     if outcome.input_errors:
         return 2  # an input file in scope could not be read: its QVR002 finding above names it
     return 1 if at_or_above(findings, fail_on) else 0
+
+
+def nothing_found(project: Project, root: Path) -> str:
+    """What a project without agent files, MCP configs and a lock lacks (the report says it); "" otherwise."""
+    if project.agents or project.configs or project.lock is not None or project.errors:
+        return ""
+    return (
+        f"no agent file ({', '.join(AGENT_PATTERNS)}), MCP config ({', '.join(CONFIG_FILES)}) or "
+        f"`{project.config.lock}` in {root}"
+    )
+
+
+def what_is_checked(project: Project) -> str:
+    """`3 agents, 2 MCP configs, the lock` or `nothing` (no agent file, MCP config, config nor lock)."""
+    parts = []
+    for count, noun in ((len(project.agents), "agent"), (len(project.configs), "MCP config")):
+        if count:
+            parts.append(f"{count} {noun}{'s' if count != 1 else ''}")
+    if project.config.path:
+        parts.append(f"`{project.config.path}`")
+    if project.lock is not None:
+        parts.append("the lock")
+    return ", ".join(parts) or "nothing"
 
 
 def _check_paths(paths: Sequence[str], baseline: Path | None) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,15 +75,24 @@ def run(
     ignore: Sequence[str] = (),
     baseline: Path | None = None,
     paths: Sequence[str] = (),
+    on_loaded: Callable[[Project], None] | None = None,
 ) -> LintOutcome:
+    """`on_loaded(project)` is called once the project is read, before the checks (the progress line)."""
     with gc_paused():  # a fleet's resolutions and findings live until the report: collecting frees nothing
-        return _run(root, select, ignore, baseline, paths)
+        return _run(root, select, ignore, baseline, paths, on_loaded)
 
 
 def _run(
-    root: Path, select: Sequence[str], ignore: Sequence[str], baseline: Path | None, paths: Sequence[str]
+    root: Path,
+    select: Sequence[str],
+    ignore: Sequence[str],
+    baseline: Path | None,
+    paths: Sequence[str],
+    on_loaded: Callable[[Project], None] | None = None,
 ) -> LintOutcome:
     project = load_project(root, collect=True)
+    if on_loaded is not None:
+        on_loaded(project)
     ctx = LintContext(project, tuple(resolve_project(project)))
     config = project.config
     chosen = selected_codes(lint_codes(), select or config.select, [*config.ignore, *ignore])

@@ -42,10 +42,13 @@ def extras(findings: Sequence[Finding], summary: Mapping[str, int], *, tool: str
     return notes
 
 
-def summary_line(findings: Sequence[Finding], summary: Mapping[str, int], *, tool: str) -> str:
-    """`Found 3 errors, 2 warnings (1 fixable with --fix; 4 suppressed; 2 in baseline)` or `All checks passed.`"""
+def summary_line(findings: Sequence[Finding], summary: Mapping[str, int], *, tool: str, nothing: str = "") -> str:
+    """`Found 3 errors, 2 warnings (1 fixable with --fix; 4 suppressed; 2 in baseline)` or `All checks passed.`;
+    with `nothing` (what was not found) and no finding, `Nothing to check: {nothing}.`"""
     notes = extras(findings, summary, tool=tool)
     tail = f" ({'; '.join(notes)})" if notes else ""
+    if not findings and nothing:
+        return f"Nothing to check: {nothing}."
     if not findings:
         return f"All checks passed{tail}."
     return f"Found {count_phrase(findings)}{tail}"

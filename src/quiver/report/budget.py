@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from quiver.compile import Budget
+from quiver.host_exports import openai_strict_of
 from quiver.model import JSON
 from quiver.resolve import ResolvedAgent
 
@@ -122,6 +123,8 @@ def explain(resolved: ResolvedAgent, budget: Budget, tool: str | None = None) ->
         source = f" ({d.source})" if d.source else ""
         rule = f"{d.host}: {d.code}" if d.host else f"rule {d.rule}"
         out.append(f"  {item.load:<10} {full:<40} {rule}: {d.text}{source} [{d.basis or host.basis}]")
+        if tool is not None:  # one tool asked about: also how the OpenAI export declares it
+            out.append(f"  {'openai':<10} {full:<40} {openai_strict_of(item.tool.definition).explain()}")
     if tool is None and resolved.tools:
         gateway = resolved.gateway_search
         direct = sum(1 for t in resolved.tools if t.gateway_load == "preloaded")
@@ -171,6 +174,15 @@ def compile_rows(rows: Sequence[tuple[ResolvedAgent, Budget]]) -> list[dict[str,
     ]
 
 
+def _strict_json(definition: Mapping[str, Any]) -> dict[str, JSON]:
+    """Whether `--emit openai` declares the tool `strict`, and why (`host_exports.StrictVerdict`)."""
+    verdict = openai_strict_of(definition)
+    return {
+        "strict": verdict.strict,
+        "why": verdict.reason or "; ".join(verdict.changes) or "fits strict mode as it is",
+    }
+
+
 def explain_json(resolved: ResolvedAgent, budget: Budget, tool: str | None = None) -> str:
     """`quiver explain --format json`: the agent, its tool-search decision, budget, and each tool's load
     decision with the rule and the file:line that made it (only `tool` when given)."""
@@ -199,6 +211,7 @@ def explain_json(resolved: ResolvedAgent, budget: Budget, tool: str | None = Non
                     "reason": gateway.text if gateway else "",
                     "source": str(gateway.source) if gateway and gateway.source else None,
                 },
+                "openai_strict": _strict_json(item.tool.definition),
             }
         )
     split = resolved.split

@@ -1,15 +1,18 @@
 """The budget report (`quiver budget --html`): one self-contained HTML page, inline CSS, SVG and script.
 
-No network asset, no timestamp: the same manifests and usage give the same bytes. First the totals, an
-overview of every agent on one scale and the sortable, filterable agent table (`html_overview`); then
-per agent a bar chart of the tokens carried up front (preloaded schemas, meta-tools, server index), the
-deferred tokens and the all-preloaded baseline (plus the advised up-front tokens when there is advice),
-drawn to the same shared scale so charts compare across agents; then the largest schemas of the
-catalog; then the advice, when usage was recorded. The layout fits a 390 px screen.
+No network asset, no timestamp: the same manifests and usage give the same bytes. First the totals and the
+sortable, filterable agent table, then an overview of the heaviest agents on one scale (`html_overview`);
+then per agent a bar chart of the tokens carried up front (preloaded schemas, meta-tools, server index),
+the deferred tokens and the all-preloaded baseline (plus the advised up-front tokens when there is advice),
+drawn to the same shared scale so charts compare across agents. Up to `OPEN_SECTIONS` agents each chart is
+on the page; with more, a chart is drawn on demand (the agent's name in the table opens it below its row),
+so 1,000 agents make a page of a few hundred kilobytes, not one chart each. Then the largest schemas of the
+catalog, and the advice when usage was recorded. The layout fits a 390 px screen.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
@@ -22,7 +25,7 @@ from quiver.stats import UsageStats
 __all__ = ["COLORS", "render_html"]
 
 TOP_SCHEMAS = 20
-OPEN_SECTIONS = 12  # with more agents, each agent's chart is folded (a <details>)
+OPEN_SECTIONS = 12  # with more agents, an agent's chart is drawn when asked for (from the table)
 CHART_WIDTH = 720
 LABEL_WIDTH = 190
 BAR_HEIGHT = 24
@@ -65,19 +68,22 @@ def render_html(
     scale = shared_scale(ordered)
     for a in advised.values():
         scale = max(scale, a.initial_tokens_after)
+    on_demand = len(ordered) > OPEN_SECTIONS
     body = [
         "<h1>quiver budget</h1>",
         totals(ordered),
         '<p class="muted">Tokens are what a model reads of the tool definitions '
         "(o200k_base unless a manifest says otherwise).</p>",
+        agent_table(ordered, advised, charts_on_demand=on_demand),
         _legend(),
         overview(ordered, COLORS),
-        agent_table(ordered, advised),
-        "<h2>Per agent</h2>",
     ]
-    folded = len(ordered) > OPEN_SECTIONS
-    for manifest in ordered:
-        body.append(_agent_section(manifest, advised.get(str(manifest["agent"]["id"])), scale, folded))
+    if on_demand:
+        body.append(_chart_script(scale))
+    else:
+        body.append("<h2>Per agent</h2>")
+        for manifest in ordered:
+            body.append(_agent_section(manifest, advised.get(str(manifest["agent"]["id"])), scale))
     body.append(_top_schemas(ordered))
     body.append(_advice_section(advice, usage, patch))
     return (
@@ -101,7 +107,7 @@ def _legend() -> str:
     return f'<p class="legend">{items}</p>'
 
 
-def _agent_section(manifest: Mapping[str, Any], advice: AgentAdvice | None, scale: int, folded: bool) -> str:
+def _agent_section(manifest: Mapping[str, Any], advice: AgentAdvice | None, scale: int) -> str:
     agent = str(manifest["agent"]["id"])
     b = budget(manifest)
     bars: list[tuple[str, list[tuple[str, int]]]] = [
@@ -117,12 +123,44 @@ def _agent_section(manifest: Mapping[str, Any], advice: AgentAdvice | None, scal
         f"deferred tools; {b.get('initial_tokens', 0):,} tokens up front</p>" + _chart(agent, bars, scale)
     )
     badge, _ = flow_badge(manifest)
-    if folded:
-        return (
-            f'<details id="agent-{escape(agent)}"><summary><b>{escape(agent)}</b>{badge} '
-            f"({b.get('initial_tokens', 0):,} up front)</summary>{facts}</details>"
-        )
     return f'<section id="agent-{escape(agent)}"><h3>{escape(agent)}{badge}</h3>{facts}</section>'
+
+
+# The chart `_chart` draws, drawn by the page for an agent whose name is clicked in the table: the row's
+# `data-c` holds its numbers (preloaded, meta, index, deferred, baseline, advised or -1).
+_CHART_SCRIPT = """
+(function(){
+var table=document.getElementById("agents"),scale=%(scale)d,colors=%(colors)s;
+var W=%(width)d,L=%(label)d,H=%(bar)d,G=%(gap)d,span=W-L-80,NS="http://www.w3.org/2000/svg";
+function el(name,attrs,text){var e=document.createElementNS(NS,name);
+for(var k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;return e;}
+function chart(agent,c){var bars=[["up front",[["preloaded",c[0]],["meta",c[1]],["index",c[2]]]],
+["deferred (on demand)",[["deferred",c[3]]]],["all preloaded",[["baseline",c[4]]]]];
+if(c[5]>=0)bars.push(["advised up front",[["advised",c[5]]]]);
+var largest=scale,h=bars.length*(H+G)+G;bars.forEach(function(b){var t=0;b[1].forEach(function(p){t+=p[1];});
+largest=Math.max(largest,t,1);});
+var svg=el("svg",{"class":"chart","data-agent":agent,width:W,height:h,viewBox:"0 0 "+W+" "+h,role:"img",
+"aria-label":"tokens of agent "+agent});
+bars.forEach(function(b,row){var y=G+row*(H+G),x=L,total=0;svg.appendChild(el("text",{x:0,y:y+H-7},b[0]));
+b[1].forEach(function(p){if(p[1]<=0)return;var w=Math.max(1,p[1]/largest*span);
+var r=el("rect",{"class":"bar "+p[0],x:x.toFixed(1),y:y,width:w.toFixed(1),height:H,fill:colors[p[0]]});
+r.appendChild(el("title",{},p[0]+": "+p[1].toLocaleString("en-US")+" tokens"));svg.appendChild(r);x+=w;total+=p[1];});
+svg.appendChild(el("text",{x:(x+6).toFixed(1),y:y+H-7},total.toLocaleString("en-US")));});return svg;}
+table.tBodies[0].addEventListener("click",function(e){var button=e.target.closest("button.ch");if(!button)return;
+var row=button.closest("tr"),next=row.nextElementSibling;
+if(next&&next.classList.contains("chart-row")){next.remove();return;}
+var open=document.createElement("tr"),cell=document.createElement("td");open.className="chart-row";
+cell.colSpan=row.cells.length;cell.appendChild(chart(row.dataset.agent,row.dataset.c.split(",").map(Number)));
+open.appendChild(cell);row.parentNode.insertBefore(open,row.nextSibling);});
+})();
+"""
+
+
+def _chart_script(scale: int) -> str:
+    """The on-demand chart drawer, with the page's scale and the series' colours."""
+    colors = json.dumps(COLORS, sort_keys=True, separators=(",", ":"))
+    values = {"width": CHART_WIDTH, "label": LABEL_WIDTH, "bar": BAR_HEIGHT, "gap": BAR_GAP, "scale": scale}
+    return f"<script>{_CHART_SCRIPT % {**values, 'colors': colors}}</script>"
 
 
 def _chart(agent: str, bars: Sequence[tuple[str, Sequence[tuple[str, int]]]], scale: int) -> str:
@@ -156,23 +194,33 @@ def _chart(agent: str, bars: Sequence[tuple[str, Sequence[tuple[str, int]]]], sc
 
 
 def _top_schemas(manifests: Sequence[Mapping[str, Any]]) -> str:
-    tools: dict[str, tuple[int, list[str]]] = {}
+    """The largest schemas, with their load per agent (up to `OPEN_SECTIONS` agents) or counts of each load."""
+    tools: dict[str, tuple[int, list[tuple[str, str]]]] = {}
     for m in manifests:
         agent = str(m["agent"]["id"])
         for t in m.get("tools", []):
             key = f"{t['server']}/{t['name']}"
             tokens = int(t.get("tokens") or 0)
             entry = tools.setdefault(key, (tokens, []))
-            entry[1].append(f"{agent}: {t.get('load', '?')}")
+            entry[1].append((agent, str(t.get("load", "?"))))
     top = sorted(tools.items(), key=lambda item: (-item[1][0], item[0]))[:TOP_SCHEMAS]
+    per_agent = len(manifests) <= OPEN_SECTIONS
     rows = "".join(
-        f'<tr><td>{escape(key)}</td><td class="n">{tokens:,}</td><td>{escape(", ".join(loads))}</td></tr>'
+        f'<tr><td>{escape(key)}</td><td class="n">{tokens:,}</td><td>{escape(_loads(loads, per_agent))}</td></tr>'
         for key, (tokens, loads) in top
     )
+    head = "load per agent" if per_agent else "agents that load it"
     return (
         f"<h2>Largest schemas</h2><p class=muted>The {len(top)} largest of {len(tools)} tools.</p>"
-        f"<table><tr><th>tool</th><th class=n>tokens</th><th>load per agent</th></tr>{rows}</table>"
+        f"<table><tr><th>tool</th><th class=n>tokens</th><th>{head}</th></tr>{rows}</table>"
     )
+
+
+def _loads(loads: Sequence[tuple[str, str]], per_agent: bool) -> str:
+    if per_agent:
+        return ", ".join(f"{agent}: {load}" for agent, load in loads)
+    counts = {load: sum(1 for _, each in loads if each == load) for load in sorted({load for _, load in loads})}
+    return ", ".join(f"{load} for {n}" for load, n in counts.items())
 
 
 def _advice_section(advice: Advice | None, usage: UsageStats | None, patch: str) -> str:

@@ -29,6 +29,7 @@ class ReportContext:
     summary: Mapping[str, int] = field(default_factory=dict)  # e.g. suppressed / baselined counts
     width: int | None = None  # text: terminal columns to fit quoted lines in (None: the terminal's, on a tty)
     fallback: Location | None = None  # SARIF: where a finding with no location of its own points (diff: a side file)
+    nothing: str = ""  # text: why the run had nothing to check (said instead of "All checks passed.")
 
 
 class Formatter(Protocol):

@@ -1,8 +1,7 @@
-"""Rule documentation for viewers that want plain text (SARIF `fullDescription`, `help.text`) or a link.
+"""Rule documentation for viewers that want plain text (SARIF `fullDescription`, `help.text`).
 
 Rule docs are markdown with the headings of `quiver.findings.rule.DOC_HEADINGS`. `plain_text` drops the markup a
-viewer would show literally (headings, backticks, emphasis, fences, link syntax) and keeps the words;
-`help_uri` is the rule's page in the online documentation (the same text as `quiver rule CODE`).
+viewer would show literally (headings, backticks, emphasis, fences, link syntax) and keeps the words.
 """
 
 from __future__ import annotations
@@ -10,15 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-DOCS_URL = "https://quiver.dev/rules/{code}"
-
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]+)[^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*]))")
-
-
-def help_uri(code: str) -> str:
-    return DOCS_URL.format(code=code)
 
 
 def plain_text(markdown: str, *, sections: Sequence[str] = ()) -> str:

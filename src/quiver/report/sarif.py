@@ -1,8 +1,10 @@
 """`--format sarif`: one SARIF 2.1.0 log with one run, shaped as GitHub code scanning documents it.
 
 Every rule that appears is described in `tool.driver.rules` (sorted by code; `ruleIndex` points there):
-a plain-text `fullDescription`, the markdown doc as `help.markdown`, a `helpUri`, tags, and for security
-rules the `security` tag and a `security-severity`. URIs are relative to the repository root under
+a plain-text `fullDescription`, the whole rule doc as `help.markdown` (and plain `help.text`), tags, and for
+security rules the `security` tag and a `security-severity`. No `helpUri` and no `informationUri`: quiver has
+no web site, and a link that does not resolve is worse than none (the doc is `quiver rule CODE`, and the
+`help` GitHub shows beside each alert). URIs are relative to the repository root under
 `%SRCROOT%` (GitHub resolves them from the checkout); run in a subdirectory, `originalUriBaseIds` also
 names the project directory as `PROJECTROOT`. Columns count Unicode code points; `endColumn` is exclusive,
 as in quiver's own locations. `automationDetails.id` is `quiver/<command>/<project dir>/`, so lint and
@@ -23,11 +25,10 @@ from quiver.report._linehash import line_hashes
 from quiver.report._repo import repository_prefix
 from quiver.report._security import security_severity
 from quiver.report.render import ReportContext
-from quiver.report.ruledoc import help_uri, plain_text
+from quiver.report.ruledoc import plain_text
 from quiver.sources.files import read_bytes
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/agent-quiver/"
 SRCROOT = "%SRCROOT%"
 PROJECTROOT = "PROJECTROOT"
 LINE_HASH_KEY = "primaryLocationLineHash"
@@ -49,7 +50,6 @@ def sarif_log(findings: Sequence[Finding], ctx: ReportContext) -> dict[str, JSON
         "name": "quiver",
         "version": __version__,
         "semanticVersion": __version__,
-        "informationUri": INFORMATION_URI,
         "rules": [_descriptor(code, names[code], ctx) for code in codes],
     }
     prefix = repository_prefix(ctx.root)
@@ -80,7 +80,6 @@ def _descriptor(code: str, name: str, ctx: ReportContext) -> dict[str, JSON]:
         "shortDescription": {"text": plain_text(rule.summary)},
         "fullDescription": {"text": plain_text(doc, sections=("What it does", "Why is this bad?"))},
         "help": {"text": plain_text(doc), "markdown": doc},
-        "helpUri": help_uri(rule.code),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": properties,
     }

@@ -45,9 +45,9 @@ def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
     diff = ctx.tool == "diff"
     width = ctx.width if ctx.width is not None else (shutil.get_terminal_size((0, 0)).columns if ctx.color else 0)
     blocks = [_finding(f, sources, paint, diff=diff, width=width) for group in _by_file(findings) for f in group]
-    closing = _summary.summary_line(findings, ctx.summary, tool=ctx.tool)
+    closing = _summary.summary_line(findings, ctx.summary, tool=ctx.tool, nothing=ctx.nothing)
     worst = max((f.severity for f in findings), key=lambda sev: SEVERITY_ORDER[sev], default=None)
-    closing = paint(closing, fg=SEVERITY_COLOR[worst] if worst else "green", bold=True)
+    closing = paint(closing, fg=SEVERITY_COLOR[worst] if worst else ("yellow" if ctx.nothing else "green"), bold=True)
     return "\n".join([*blocks, closing + "\n"])
 
 

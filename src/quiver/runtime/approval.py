@@ -14,9 +14,11 @@ user dismissed the form) and `approve: false` decline. The gateway wires the eli
     with elicitation(functools.partial(ctx.session.elicit_form, related_request_id=ctx.request_id)):
         outcome = await executor.execute(request, dispatch)
 
-(only on handshake-era connections whose client declared the `elicitation` capability; elsewhere bind
-nothing, or None). An `MCPError` from the client (including `NoBackChannelError` on 2026-07-28
-connections, which have no server-to-client requests) or no answer within `timeout_s` is `unavailable`.
+(on handshake-era connections whose client declared the `elicitation` capability). A 2026-07-28
+connection has no server-to-client requests: there the gateway binds its `input_required` round instead
+(`quiver.runtime.input_required`), whose answer comes with the client's retry of the call. Elsewhere bind
+nothing, or None. An `MCPError` from the client (including `NoBackChannelError`) or no answer within
+`timeout_s` is `unavailable`.
 """
 
 from __future__ import annotations

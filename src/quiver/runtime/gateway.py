@@ -44,7 +44,7 @@ from quiver.hosts.claude_code import ALWAYS_LOAD_META
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
 from quiver.model import JSON
 from quiver.regex_budget import NeedsBacktracking, PatternTimeout, bounded_validator, budget, linear_only
-from quiver.runtime import telemetry_mcp
+from quiver.runtime import input_required, telemetry_mcp
 from quiver.runtime._diff import describe_changes
 from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
@@ -55,7 +55,7 @@ from quiver.runtime.gateway_results import LEDGER_UNAVAILABLE, _error, _unsnapsh
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
 from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
-from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, tracing_configured
+from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, requested_tool, tracing_configured
 from quiver.runtime.upstream import PinCheck, UpstreamManager
 from quiver.runtime.usage import NullRecorder, Recorder
 from quiver.schema_fast import instance_valid
@@ -155,6 +155,7 @@ class Gateway(_MetaTools):
         # Registered directly: the handler returns the upstream's wire result as a dict, not a model.
         server.add_request_handler("tools/call", types.CallToolRequestParams, self._on_call_tool)
         telemetry_mcp.install(server.middleware, lambda name: bool(self._meta_tools) and name in META_TOOL_NAMES)
+        server.middleware.append(input_required.request_state_boundary())  # seals approval rounds' state (2026)
         return server
 
     @asynccontextmanager
@@ -188,13 +189,20 @@ class Gateway(_MetaTools):
         self, ctx: ServerRequestContext[GatewayScope, Any], params: types.CallToolRequestParams
     ) -> HandlerResult:
         session = self._session(ctx)
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        round_ = input_required.round_for(ctx, params) if modern else None
+        token = input_required.bind(round_)
         try:
             result = await self._call(ctx, session, params.name, dict(params.arguments or {}))
         except LedgerOutage as outage:
             raise self._outage(params.name, outage) from None
         except Exception:
             result = _internal_error(params.name)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
+        finally:
+            input_required.unbind(token)
+        if round_ is not None:  # an approval to ask for becomes an input_required result (2026-07-28)
+            result = round_.result(result)
+        if modern and "resultType" not in result:
             result = {**result, "resultType": "complete"}
         return result
 
@@ -283,17 +291,24 @@ class Gateway(_MetaTools):
             known = [*self.manifest.by_exposed, *(META_TOOL_NAMES if self._meta_tools else ())]
             reason = _unsnapshotted(self.manifest, name.split("__", 1)[0], name)
             reason = reason or f"`{name}` is not a tool of agent `{self.manifest.agent_id}`"
-            return self._refuse(session, name, reason, known)
+            return self._refuse(session, name, reason, known, call_id=_request_id(ctx))
         return await self._invoke(ctx, session, tool, args, None)
 
     def _refuse(
-        self, session: GatewaySession, target: str, reason: str, known: list[str] | None = None
+        self,
+        session: GatewaySession,
+        target: str,
+        reason: str,
+        known: list[str] | None = None,
+        *,
+        call_id: str | None = None,
     ) -> dict[str, JSON]:
         session.stats.refused += 1
         logger.warning("refused `%s` (session %s): %s", target, session.id[:12], reason)
         server, _, tool = target.rpartition("/")
         self.recorder.call(session.id, server, tool, outcome="refused", preloaded=False)  # each refusal counts
-        rejected_call_span(server=server, tool=tool, error_type="refused", message=reason)
+        span_server, span_tool = requested_tool(target)
+        rejected_call_span(server=span_server, tool=span_tool, error_type="refused", message=reason, call_id=call_id)
         hint = did_you_mean(target, known, "") if known else ""
         rule = "only the agent's resolved tools (its manifest) are callable"
         return _error(f"refused: {reason}; {rule}.{' ' + hint if hint else ''}")
@@ -307,19 +322,20 @@ class Gateway(_MetaTools):
         idempotency_key: str | None,
     ) -> dict[str, JSON]:
         session.stats.calls += 1
+        idempotency_key = idempotency_key or _resumed_key()
         preloaded = tool.load == "preloaded"
         problem = await self._validate(tool.exposed, tool.input_schema, args)
         if problem is not None:
             session.stats.invalid_arguments += 1
             self.recorder.call(session.id, tool.server, tool.name, outcome="validation_failed", preloaded=preloaded)
             logger.info("invalid arguments for `%s` (session %s): %s", tool.exposed, session.id[:12], problem)
-            rejected_tool_span(tool, error_type="invalid_arguments", message=problem)
+            rejected_tool_span(tool, error_type="invalid_arguments", message=problem, call_id=_request_id(ctx))
             return _error(f"invalid arguments for `{tool.exposed}` (nothing was sent to `{tool.server}`): {problem}")
         try:
             check = await self.upstreams.check_pin(tool.server, tool.name, tool.sha256)
         except UpstreamError as exc:
             logger.warning("cannot call `%s`: %s", tool.exposed, exc)
-            rejected_tool_span(tool, error_type="upstream_unavailable", message=str(exc))
+            rejected_tool_span(tool, error_type="upstream_unavailable", message=str(exc), call_id=_request_id(ctx))
             self.recorder.call(session.id, tool.server, tool.name, outcome="error", preloaded=preloaded)
             return _error(f"`{tool.server}` is unavailable: {exc}")
         if not check.matches:
@@ -327,7 +343,7 @@ class Gateway(_MetaTools):
             self.recorder.call(session.id, tool.server, tool.name, outcome="refused", preloaded=preloaded)
             text = self._mismatch(tool, check)
             logger.warning("refused `%s/%s` (session %s): %s", tool.server, tool.name, session.id[:12], text)
-            rejected_tool_span(tool, error_type="schema_mismatch", message=text)
+            rejected_tool_span(tool, error_type="schema_mismatch", message=text, call_id=_request_id(ctx))
             return _error(text)
         request = CallRequest(
             server=tool.server,
@@ -337,7 +353,7 @@ class Gateway(_MetaTools):
             policy=tool.policy,
             session_id=session.id,
             idempotency_key=idempotency_key,
-            call_id=str(ctx.request_id) if ctx.request_id is not None else None,
+            call_id=_request_id(ctx),
             meta=_forward_meta(ctx.meta),
             description=tool.description,
         )
@@ -430,6 +446,17 @@ def pattern_budget_s() -> float:
     return value if value > 0 else PATTERN_BUDGET_S
 
 
+def _request_id(ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest) -> str | None:
+    """The JSON-RPC id of the call (`jsonrpc.request.id` on its span; `call_id` in the ledger)."""
+    return str(ctx.request_id) if ctx.request_id is not None else None
+
+
+def _resumed_key() -> str | None:
+    """The idempotency key a retried 2026-07-28 call's request state names (its approval round)."""
+    round_ = input_required.current_round()
+    return round_.key if round_ is not None else None
+
+
 def _internal_error(name: str) -> dict[str, JSON]:
     """The answer to a call whose handling raised (logged with its traceback): never a crash."""
     logger.exception("internal error while handling a call of `%s`", name)
@@ -447,7 +474,12 @@ class _DirectRequest(NamedTuple):
 
 def _elicit_for(ctx: ServerRequestContext[GatewayScope, Any] | _DirectRequest) -> Any:
     """How to ask this caller for an approval: MCP elicitation when its client declared support for it
-    (handshake-era sessions); None otherwise, and the action then waits for `quiver ledger approve`."""
+    (handshake-era sessions), the call's input_required round on a 2026-07-28 connection whose client can be
+    asked (`quiver.runtime.input_required`); None otherwise, and the action then waits for `quiver ledger
+    approve`."""
+    round_ = input_required.current_round()
+    if round_ is not None:
+        return round_.elicit
     session = getattr(ctx, "session", None)
     params = getattr(session, "client_params", None)
     capabilities = getattr(params, "capabilities", None)

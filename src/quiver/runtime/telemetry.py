@@ -202,12 +202,18 @@ def action_span(
 def rejected_call_span(
     *, server: str, tool: str, error_type: str, message: str, description: str | None = None, call_id: str | None = None
 ) -> None:
-    """The span of a call turned away before the executor: `execute_tool {tool}`, ended at once, ERROR."""
+    """The span of a call turned away before the executor: `execute_tool {tool}`, ended at once, ERROR.
+
+    Named, like an executed call's, by the upstream tool (`server`/`tool` as the manifest knows them, or as
+    the requested name reads when it names no tool of the manifest). No action was recorded for it, so
+    `gen_ai.tool.call.id` is a fresh UUID (unique per call, as without a ledger); `call_id` is the JSON-RPC
+    id, kept as `jsonrpc.request.id`."""
     tracer = get_tracer()
     span = tracer.start_span(
         f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=_tool_attributes(server, tool, call_id, description)
     )
     if span.is_recording():
+        span.set_attribute("gen_ai.tool.call.id", uuid.uuid4().hex)
         span.set_attribute("error.type", error_type)
         span.set_attribute("quiver.state", "refused")
         span.set_status(Status(StatusCode.ERROR, message[:200]))
@@ -223,11 +229,26 @@ class _Tool(Protocol):
     def description(self) -> str: ...
 
 
-def rejected_tool_span(tool: _Tool, error_type: str, message: str) -> None:
+def rejected_tool_span(tool: _Tool, error_type: str, message: str, call_id: str | None = None) -> None:
     """`rejected_call_span` for a tool of the manifest."""
     rejected_call_span(
-        server=tool.server, tool=tool.name, error_type=error_type, message=message, description=tool.description
+        server=tool.server,
+        tool=tool.name,
+        error_type=error_type,
+        message=message,
+        description=tool.description,
+        call_id=call_id,
     )
+
+
+def requested_tool(name: str) -> tuple[str, str]:
+    """(server, tool) a refused name asks for: `server/tool` (call_tool), `server__tool` (a gateway name),
+    else no server and the name as it was called."""
+    if "/" in name:
+        server, _, tool = name.partition("/")
+        return server, tool
+    server, sep, tool = name.partition("__")
+    return (server, tool) if sep and server and tool else ("", name)
 
 
 @contextmanager
