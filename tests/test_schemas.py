@@ -116,6 +116,8 @@ def test_shapes_repeated_across_schemas_are_identical() -> None:
     for definition, names in shared.items():
         copies = [load_schema(name)["$defs"][definition] for name in names]
         assert all(c == copies[0] for c in copies), definition
+    # explain's host block is the manifest's `host` (one builder, compile.host_json, writes both)
+    assert load_schema("explain")["$defs"]["host"] == load_schema("manifest")["properties"]["host"]
 
 
 def test_the_top_level_schemas_symlink_points_at_the_package_schemas() -> None:

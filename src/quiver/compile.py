@@ -335,6 +335,7 @@ def build_manifest(
             for b in resolved.builtins
         ],
         "host_servers": list(resolved.host_servers),
+        "unresolved": unresolved_json(resolved),
         "servers": servers,
         "tools": tools,
         "meta_tools": [str(t["name"]) for t in META_TOOLS] if gateway.deferred_tools else [],
@@ -367,6 +368,44 @@ def tool_search_json(search: ToolSearch) -> dict[str, JSON]:
         "threshold": search.threshold,
         "unit": search.unit,
     }
+
+
+_UNRESOLVED_WHY = {
+    "unknown-tool": "the server serves no tool of this name",
+    "ambiguous-tool": "several servers serve a tool of this name",
+    "unknown-server": "no MCP config quiver reads defines this server",
+}
+
+
+def unresolved_json(resolved: ResolvedAgent) -> list[JSON]:
+    """The `tools` entries the manifest carries no tool or built-in for, in file order, each with why: quiver
+    can prove it wrong (`unresolved`: lint says how to fix it) or only the host can resolve it (`unverified`).
+    No entry the agent wrote leaves the manifest without a trace."""
+    rows: list[tuple[tuple[int, int], JSON]] = []
+    for item in resolved.unresolved:
+        why = item.why or _UNRESOLVED_WHY.get(item.kind, item.kind)
+        at = item.ref.location
+        rows.append(
+            (
+                (at.line, at.column),
+                {"ref": item.ref.text, "status": "unresolved", "kind": item.kind, "why": why, "source": loc(at)},
+            )
+        )
+    for unverified in resolved.unverified:
+        at = unverified.ref.location
+        rows.append(
+            (
+                (at.line, at.column),
+                {
+                    "ref": unverified.ref.text,
+                    "status": "unverified",
+                    "kind": "host-only",
+                    "why": unverified.why,
+                    "source": loc(at),
+                },
+            )
+        )
+    return [row for _, row in sorted(rows, key=lambda r: r[0])]
 
 
 def host_json(resolved: ResolvedAgent) -> dict[str, JSON]:

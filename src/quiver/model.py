@@ -73,6 +73,17 @@ class Server:
 
 
 @dataclass(frozen=True, slots=True)
+class RepairedValue:
+    """A frontmatter value the host quotes itself before the file parses (Claude Code): where the value
+    starts, as written, and as the host rewrites it."""
+
+    key: str
+    location: Location
+    value: str
+    rewritten: str
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     """A custom agent file: frontmatter fields plus the body."""
 
@@ -95,6 +106,8 @@ class Agent:
     skills: tuple[str, ...] = ()  # the skills the agent names (`skills`): their bodies are loaded up front
     host: str | None = None  # the host an `agents` glob gives it (quiver.toml `[[agents]] host`)
     session: bool = False  # a host's main session (quiver.toml `sessions`), not an agent file
+    yaml_error: str = ""  # the frontmatter is not YAML, and its host reads it only after `repaired` (AGT026)
+    repaired: tuple[RepairedValue, ...] = ()
 
     @property
     def prompt_sha256(self) -> str:

@@ -45,7 +45,7 @@ def test_agent_rule_codes_and_names_are_unique() -> None:
 
 
 def test_only_the_documented_rules_offer_fixes() -> None:
-    assert {r.code for r in RULES if r.fixable} == {"AGT005", "AGT013"}
+    assert {r.code for r in RULES if r.fixable} == {"AGT005", "AGT013", "AGT023", "AGT026"}
 
 
 @pytest.fixture

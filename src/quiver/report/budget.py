@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from quiver.compile import Budget
+from quiver.compile import Budget, host_json
 from quiver.host_exports import openai_strict_of
 from quiver.model import JSON
 from quiver.resolve import ResolvedAgent
@@ -214,22 +214,10 @@ def explain_json(resolved: ResolvedAgent, budget: Budget, tool: str | None = Non
                 "openai_strict": _strict_json(item.tool.definition),
             }
         )
-    split = resolved.split
     document: dict[str, JSON] = {
         "agent": agent.id,
         "source": agent.path,
-        "host": {
-            "id": resolved.host.id.value,
-            "name": resolved.host.name,
-            "version": resolved.host.version,
-            "basis": resolved.host.basis,
-            "reason": resolved.host_reason,
-            "model": resolved.model,
-            "model_source": resolved.model_source,
-            "builtins_up_front": list(split.builtins_up) if split else [],
-            "builtins_deferred": list(split.builtins_deferred) if split else [],
-            "behind_gateway": resolved.host.behind_gateway(),
-        },
+        "host": host_json(resolved),
         "tool_search": {"active": resolved.tool_search.active, "reason": resolved.tool_search.reason},
         "budget": budget.to_json(),
         "builtins": [

@@ -1,11 +1,14 @@
 """Read custom agent files: YAML frontmatter + Markdown body, every field with its position.
 
 The reader is lenient about field *types* (a wrong type is treated as unset and left to lint);
-it is strict about syntax: malformed YAML, duplicate keys or an alias bomb raise InputError.
+it is strict about syntax: malformed YAML, duplicate keys or an alias bomb raise InputError, except where the
+agent's host reads such a file anyway (a Claude Code subagent: sources.claude_frontmatter), where the agent
+is read as that host reads it and keeps what was repaired for lint (AGT026).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,7 +18,8 @@ from quiver.config import AgentGlob
 from quiver.errors import InputError, Position
 from quiver.globs import matches_any
 from quiver.model import JSON, Agent, AgentKind, Location, Server, ToolRef
-from quiver.sources._yaml import YNode, parse_yaml
+from quiver.sources._yaml import YNode
+from quiver.sources.claude_frontmatter import parse_frontmatter
 from quiver.sources.files import inside, read_text
 from quiver.sources.mcp_config import servers_from_mapping
 
@@ -175,7 +179,9 @@ def read_agent(root: Path, rel: str, found: AgentFile | None = None) -> Agent:
     """Read one agent file (project-relative path), in the format and under the id discovery gave it."""
     text = read_text(root / rel, rel)
     fm_text, offset, body, body_line = split_frontmatter(text, rel)
-    node = parse_yaml(fm_text, rel, line_offset=offset) if fm_text is not None else YNode({}, 1, 1)
+    kind = found.kind if found is not None else agent_kind(rel)
+    parsed = parse_frontmatter(fm_text, rel, offset, claude_code=kind == "claude")
+    node = parsed.node
     if fm_text is not None and node.value is None:
         node = YNode({}, offset + 1, 1)
     if not isinstance(node.value, dict):
@@ -184,7 +190,8 @@ def read_agent(root: Path, rel: str, found: AgentFile | None = None) -> Agent:
             position=Position(rel, node.line, node.column),
             hint="write `key: value` lines between the `---` markers",
         )
-    return build_agent(rel, node, body, body_line, found)
+    agent = build_agent(rel, node, body, body_line, found)
+    return dataclasses.replace(agent, yaml_error=parsed.error, repaired=parsed.repaired) if parsed.error else agent
 
 
 def build_agent(rel: str, node: YNode, body: str, body_line: int, found: AgentFile | None = None) -> Agent:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from quiver.errors import InputError, Position
 from quiver.globs import matches_any
-from quiver.model import JSON, Location
-from quiver.sources._yaml import YNode, parse_yaml
+from quiver.model import JSON, Location, RepairedValue
+from quiver.sources._yaml import YNode
 from quiver.sources.agents import PLUGIN_MANIFEST, SKIP_DIRS, split_frontmatter
+from quiver.sources.claude_frontmatter import parse_frontmatter
 from quiver.sources.files import read_text
 
 SKILL_FILE = "SKILL.md"
@@ -36,6 +37,8 @@ class Skill:
     frontmatter: Mapping[str, JSON]
     key_locations: Mapping[str, Location]
     plugin: str | None = None
+    yaml_error: str = ""  # the frontmatter is not YAML, and Claude Code reads it only after `repaired` (AGT026)
+    repaired: tuple[RepairedValue, ...] = ()
 
     @property
     def location(self) -> Location:
@@ -115,7 +118,9 @@ def read_skill(root: Path, found: SkillFile) -> Skill:
     rel = found.path
     text = read_text(root / rel, rel)
     fm_text, offset, body, _ = split_frontmatter(text, rel)
-    node = parse_yaml(fm_text, rel, line_offset=offset) if fm_text is not None else YNode({}, 1, 1)
+    # Claude Code reads the skills of `.claude/skills/` and of its plugins
+    parsed = parse_frontmatter(fm_text, rel, offset, claude_code=rel.startswith(".claude/") or found.plugin is not None)
+    node = parsed.node
     if fm_text is not None and node.value is None:
         node = YNode({}, offset + 1, 1)
     if not isinstance(node.value, dict):
@@ -136,4 +141,6 @@ def read_skill(root: Path, found: SkillFile) -> Skill:
         frontmatter=fm,
         key_locations={k: Location(rel, line, col) for k, (line, col) in node.key_positions.items()},
         plugin=found.plugin,
+        yaml_error=parsed.error,
+        repaired=parsed.repaired,
     )

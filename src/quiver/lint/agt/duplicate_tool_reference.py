@@ -4,16 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from quiver.builtins import builtin_alias
 from quiver.findings.rule import Rule
+from quiver.hosts import Host
 from quiver.lint.engine import LintContext
-from quiver.model import Agent, Finding, ToolRef
+from quiver.model import Finding, ToolRef
+from quiver.resolve import ResolvedAgent
 
 
-def _duplicates(agent: Agent) -> Iterator[Finding]:
+def same_tool_key(host: Host, ref: ToolRef) -> str:
+    """What `ref` names for `host`: entries with one key are one tool. Copilot's hosts fold an alias and its
+    compatible names (`Bash` is `execute`); Claude Code's names are case-sensitive and distinct (`Write` and
+    `Edit` are two tools), and only its renamed tools meet their new name (`Task` is `Agent`)."""
+    builtin = host.builtin(ref.text, ref.location)
+    if builtin is None:
+        return ref.text
+    if builtin.kind == "claude":
+        return "+".join(builtin.sent) or builtin.canonical
+    return builtin.canonical
+
+
+def _duplicates(resolved: ResolvedAgent) -> Iterator[Finding]:
+    agent = resolved.agent
     seen: dict[str, ToolRef] = {}
     for ref in agent.tools or ():
-        key = builtin_alias(ref.text) or ref.text
+        key = same_tool_key(resolved.host, ref)
         first = seen.setdefault(key, ref)
         if first is not ref:
             yield DUPLICATE_TOOL_REFERENCE.finding(
@@ -27,8 +41,8 @@ def _duplicates(agent: Agent) -> Iterator[Finding]:
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
-    for agent in ctx.project.agents:
-        yield from _duplicates(agent)
+    for resolved in ctx.resolved:
+        yield from _duplicates(resolved)
 
 
 DUPLICATE_TOOL_REFERENCE = Rule(
@@ -40,8 +54,11 @@ DUPLICATE_TOOL_REFERENCE = Rule(
     hint="remove this entry",
     doc="""\
 ## What it does
-Flags an entry of `tools` that repeats an earlier one, including a compatible alias of the same
-built-in (`Bash` after `execute`, `Read` after `read`).
+Flags an entry of `tools` that repeats an earlier one, for the host that reads the agent file. For
+Copilot (CLI, VS Code, github.com) that includes a compatible alias of the same built-in (`Bash` after
+`execute`, `Read` after `read`). Claude Code's tool names are case-sensitive and each is its own tool
+(`Write` and `Edit`, `Glob` and `Grep`, `WebFetch` and `WebSearch` are pairs of distinct tools), so for a
+Claude subagent only a true repeat counts, or a tool under its old name (`Task` after `Agent`).
 
 ## Why is this bad?
 The repeat adds nothing, and usually hides a mistake: a second entry that was meant to name a
@@ -61,7 +78,8 @@ Delete the later entry. A wildcard next to a named tool of the same server (`git
 `github/get_me`) is not a duplicate: naming a tool preloads it.
 
 ## References
-GitHub Docs, custom agents configuration: tool aliases.
+GitHub Docs, custom agents configuration: tool aliases. Claude Code's tools: the names its 2.1.332 first
+request sends (docs/hosts.md).
 """,
 )
 

@@ -72,6 +72,7 @@ HOST_TOOL_SYNTAX = Rule(
     code="AGT023",
     name="tool-reference-host-syntax",
     severity="error",
+    fix="safe",
     check=check,
     message="`{ref}` reaches no tool on {host}: {why}",
     hint="{suggestion}",
