@@ -10,7 +10,7 @@ from typing import TypeVar
 from quiver.config import Config, array_key_positions, load_config
 from quiver.errors import InputError, InputErrors, Position, QuiverError
 from quiver.model import Agent, Location, Lock, Server
-from quiver.sources.agents import discover_agents, read_agent
+from quiver.sources.agents import AgentFile, discover_agents, read_agent
 from quiver.sources.files import read_text
 from quiver.sources.lock import read_lock
 from quiver.sources.mcp_config import CONFIG_FILES, McpConfig, discover_configs, read_mcp_config, server_from_node
@@ -42,6 +42,7 @@ class Project:
     agent_ids: Mapping[str, str] = field(default_factory=dict)  # path -> agent id of every agent file found
     overlays: tuple[Server, ...] = ()  # the quiver config's `[[mcp_servers]]` entries
     skills: tuple[Skill, ...] = ()  # every readable SKILL.md of the project
+    unlisted: tuple[AgentFile, ...] = ()  # agent-like files a plugin's `agents` list leaves out (AGT027)
 
     @property
     def sessions(self) -> tuple[Agent, ...]:
@@ -79,7 +80,8 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool
     lock = attempt(lambda: read_lock(root, config.lock), None)
     agents: list[Agent] = []
     errors: list[QuiverError] = list(blocking)
-    discovered = {f.path: f for f in discover_agents(root, config.agents, config.exclude)}
+    agent_files = discover_agents(root, config.agents, config.exclude)
+    discovered = {f.path: f for f in agent_files if f.listed}
     for rel in agent_paths or tuple(discovered):
         try:
             agents.append(read_agent(root, rel, discovered.get(rel)))
@@ -106,6 +108,7 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool
         {**{rel: f.id for rel, f in discovered.items()}, **{a.path: a.id for a in agents}},
         overlays,
         tuple(skills),
+        tuple(f for f in agent_files if not f.listed and f.path not in discovered),
     )
 
 

@@ -57,6 +57,7 @@ AGT023    tool-reference-host-syntax                 quiver.lint.agt.host_refere
 AGT024    server-not-read-by-host                    quiver.lint.agt.host_references
 AGT025    server-shadowed-by-host                    quiver.lint.agt.host_references
 AGT026    frontmatter-repaired-by-host               quiver.lint.agt.host_repaired_frontmatter
+AGT027    plugin-agent-not-listed                    quiver.lint.agt.unlisted_plugin_agent
 BUD001    over-budget                                quiver.lint.bud.over_budget
 BUD002    unused-preload                             quiver.lint.bud.unused_preload
 BUD003    large-preloaded-tool                       quiver.lint.bud.large_preloaded_tool

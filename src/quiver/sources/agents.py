@@ -48,6 +48,7 @@ class AgentFile:
     id: str
     origin: str
     host: str | None = None
+    listed: bool = True  # False: a file beside a plugin's listed agents that its plugin.json leaves out
 
 
 def agent_id(path: str) -> str:
@@ -75,7 +76,10 @@ def discover_agents(root: Path, globs: Iterable[AgentGlob] = (), exclude: Sequen
 
     def add(item: AgentFile, named: bool = False) -> None:
         name = item.path.rsplit("/", 1)[-1].lower()
-        if item.path in found or matches_any(item.path, tuple(exclude)) or (name in NOT_AGENTS and not named):
+        known = found.get(item.path)
+        if known is not None and (known.listed or not item.listed):
+            return  # found already (an unlisted plugin file found again as an agent becomes one)
+        if matches_any(item.path, tuple(exclude)) or (name in NOT_AGENTS and not named):
             return
         found[item.path] = item
 
@@ -118,7 +122,7 @@ def _walk_files(root: Path) -> Iterable[str]:
 
 
 def _plugin_agents(root: Path, manifest: str) -> list[AgentFile]:
-    """A Claude Code plugin's subagents: its `agents` paths (files or folders), else its `agents/` folder.
+    """A Claude Code plugin's subagents: its `agents/` folder and its `agents` paths (files or folders).
     Claude Code names them `<plugin name>:<agent>` (measured on 2.1.332 with `--plugin-dir`)."""
     import json
 
@@ -131,9 +135,12 @@ def _plugin_agents(root: Path, manifest: str) -> list[AgentFile]:
     if not isinstance(data, dict):
         return []
     name = data.get("name") if isinstance(data.get("name"), str) and data["name"].strip() else base.name
-    paths = data.get("agents", ["./agents"])
+    paths = data.get("agents", [])
     if isinstance(paths, str):
         paths = [paths]
+    # Custom `agents` paths supplement the default `agents/` folder, they do not replace it (Claude Code
+    # plugins reference, "Path behavior rules")
+    paths = ["./agents", *paths] if isinstance(paths, list) else ["./agents"]
     out = []
     origin = f"Claude Code plugin `{name}` ({manifest})"
     for entry in paths if isinstance(paths, list) else []:
@@ -148,6 +155,28 @@ def _plugin_agents(root: Path, manifest: str) -> list[AgentFile]:
         for file in files:
             rel = file.relative_to(root.resolve()).as_posix()
             out.append(AgentFile(rel, "claude", f"{name}:{agent_id(rel)}", origin))
+    return out + _unlisted_beside(root, base, out, f"plugin `{name}` lists its agents in {manifest}, and not this file")
+
+
+def _unlisted_beside(root: Path, base: Path, listed: list[AgentFile], origin: str) -> list[AgentFile]:
+    """Markdown files with frontmatter in the folders of a plugin's listed agent files that the list leaves
+    out: Claude Code loads only what `agents` names, so such a file is never an agent there (AGT027)."""
+    top = root.resolve()
+    named = {item.path for item in listed}
+    out = []
+    default = (base / "agents").resolve()
+    for folder in sorted({(top / item.path).parent for item in listed} - {default}):
+        for file in sorted(folder.glob("*.md")):
+            rel = file.relative_to(top).as_posix()
+            if rel in named or file.name.lower() in NOT_AGENTS or not file.is_file():
+                continue
+            try:
+                with file.open("rb") as handle:
+                    if handle.read(3) != b"---":
+                        continue
+            except OSError:
+                continue
+            out.append(AgentFile(rel, "claude", agent_id(rel), origin, listed=False))
     return out
 
 
