@@ -12,7 +12,7 @@ from quiver.lint.engine import LintContext
 from quiver.lint.route.tool_pairs import candidate_pairs
 from quiver.lint.support.cache import cached_check
 from quiver.lint.support.route_words import difference, term_set
-from quiver.model import Finding
+from quiver.model import Agent, Finding
 
 AGENT_NEAR_DUPLICATE = 0.80  # similarity of two descriptions from which hosts cannot choose between the agents
 # The plain word overlap is stricter (it has no IDF to discount shared boilerplate): at most about one
@@ -44,6 +44,8 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
         a, b = agents[i], agents[j]
         if a.id == b.id:
             continue  # one id defined twice: AGT012
+        if _same_agent_in_two_plugins(a, b):
+            continue
         yield NEAR_DUPLICATE_AGENT_DESCRIPTIONS.finding(
             location=a.key_locations.get("description", a.location),
             agent=a.id,
@@ -54,6 +56,15 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
 
 
 check = cached_check("route-agents", _check)
+
+
+def _same_agent_in_two_plugins(a: Agent, b: Agent) -> bool:
+    """One agent shipped in two Claude Code plugins (`p1:x`, `p2:x`, same description and prompt): whichever
+    the host picks does the same, so there is nothing to tell apart (wshobson/agents ships 105 such copies)."""
+    if ":" not in a.id or ":" not in b.id:
+        return False
+    return a.id.split(":", 1)[1] == b.id.split(":", 1)[1] and (a.description, a.body) == (b.description, b.body)
+
 
 _SHORT_FORM = 4  # a word of 4+ letters that starts another stands for it: repo/repository, docs/documentation
 
@@ -134,6 +145,8 @@ the plain overlap of their content words (0.90 or more; a short form such as `re
 them, the calibrated embedding cosine of their first sentences (names and ids do not count: hosts choose by
 the description). The
 finding is on the first agent by id; the hint lists the words each description has that the other lacks.
+One agent shipped unchanged in two Claude Code plugins (`p1:x` and `p2:x` with the same description and
+prompt) is not flagged: whichever the host picks does the same work.
 
 ## Why is this bad?
 Hosts pick a custom agent for a task, and decide when to delegate to a subagent, by its description.
