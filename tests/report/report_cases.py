@@ -135,6 +135,8 @@ def diff_findings() -> list[Finding]:
 
 
 def context(root: Path, **overrides: Any) -> ReportContext:
-    values: dict[str, Any] = {"tool": "lint", "rules": RULES, "root": root}
+    # width 0: quoted lines are never cut to the terminal of whoever runs the tests (a pytest-xdist worker
+    # inherits one); a test of fitting sets `width` itself
+    values: dict[str, Any] = {"tool": "lint", "rules": RULES, "root": root, "width": 0}
     values.update(overrides)
     return ReportContext(**values)
