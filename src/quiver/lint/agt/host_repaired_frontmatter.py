@@ -42,11 +42,11 @@ FRONTMATTER_REPAIRED_BY_HOST = Rule(
     hint="quote the value of `{key}` (`quiver lint --fix` writes it as Claude Code reads it)",
     doc="""\
 ## What it does
-Flags a value in the frontmatter of a Claude Code subagent or skill (`.claude/`, a plugin) that makes the frontmatter invalid YAML, typically
-a `description` holding `: ` (`Triggers on: 'GDPR'`) or starting with a character YAML reads as syntax
-(`*`, `&`, `@`, `[`, a backquote). Claude Code 2.1.332 parses such a file a second time after putting each
-such value in double quotes, so the subagent works there; quiver reads it the same way, for the budget and
-every other rule.
+Flags a value in the frontmatter of a Claude Code subagent or skill (`.claude/`, a plugin) that makes the
+frontmatter invalid YAML, typically a `description` holding `: ` (`Triggers on: 'GDPR'`) or starting with a
+character YAML reads as syntax (`*`, `&`, `@`, `[`, a backquote). Claude Code 2.1.332 parses such a file a
+second time after putting each such value in double quotes, so the subagent works there; quiver reads it the
+same way, for the budget and every other rule.
 
 ## Why is this bad?
 Only Claude Code repairs it. Copilot, VS Code, the skills tooling, editors' YAML schemas and linters refuse
