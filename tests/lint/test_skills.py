@@ -1,4 +1,4 @@
-"""The SKILL rule family: which skills meet, the fix of SKILL003, hints and the selection prefix."""
+"""The SKILL rule family and ROUTE008: which skills meet, the fix of SKILL003, hints and the selection prefix."""
 
 from __future__ import annotations
 
@@ -128,3 +128,17 @@ def test_an_unknown_skill_names_the_file_the_host_does_not_read(tmp_path: Path) 
         "`release-notes` is `.github/skills/release-notes/SKILL.md`, which Claude Code does not list for this agent"
     )
 
+
+def test_near_duplicate_skill_descriptions_need_one_listing(tmp_path: Path) -> None:
+    text = "Review Kubernetes manifests for security issues, resource limits and probes. Use before deploying."
+    write(
+        tmp_path,
+        {
+            ".claude/skills/k8s-review/SKILL.md": skill("k8s-review", text),
+            ".github/skills/k8s-audit/SKILL.md": skill("k8s-audit", text),
+        },
+    )
+    (found,) = run(tmp_path, select=["ROUTE008"]).findings
+    assert "listed to Copilot CLI, VS Code and 1 other listing" in found.message  # Claude Code reads one of them
+    write(tmp_path, {"quiver.toml": 'host = "claude-code"\n'})
+    assert run(tmp_path, select=["ROUTE008"]).findings == ()

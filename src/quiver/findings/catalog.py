@@ -169,6 +169,7 @@ ROUTE004  vague-server-description                   quiver.lint.route.server_de
 ROUTE005  server-description-misses-tool-vocabulary  quiver.lint.route.server_descriptions
 ROUTE006  shadowed-tool                              quiver.lint.route.shadowed_tool
 ROUTE007  overlapping-tool-names                     quiver.lint.route.tool_pairs
+ROUTE008  near-duplicate-skill-descriptions          quiver.lint.route.near_duplicate_skill_descriptions
 SEC001    hidden-instruction-markup                  quiver.lint.sec.tool_poisoning
 SEC002    instruction-override                       quiver.lint.sec.tool_poisoning
 SEC003    credential-access-request                  quiver.lint.sec.tool_poisoning
