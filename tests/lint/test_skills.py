@@ -142,3 +142,18 @@ def test_near_duplicate_skill_descriptions_need_one_listing(tmp_path: Path) -> N
     assert "listed to Copilot CLI, VS Code and 1 other listing" in found.message  # Claude Code reads one of them
     write(tmp_path, {"quiver.toml": 'host = "claude-code"\n'})
     assert run(tmp_path, select=["ROUTE008"]).findings == ()
+
+
+def test_a_skill_file_takes_inline_suppressions_and_is_a_path_lint_reads(tmp_path: Path) -> None:
+    quiet = "---\n# quiver: ignore[SKILL003]\nname: Notes\ndescription: Keep notes. Use when asked to.\n---\nBody.\n"
+    write(tmp_path, {".claude/skills/notes/SKILL.md": quiet, ".claude/skills/todo/SKILL.md": skill("Todo")})
+    outcome = run(tmp_path, select=["SKILL003"], paths=[str(tmp_path / ".claude/skills/todo/SKILL.md")])
+    assert [f.location.file for f in outcome.findings if f.location] == [".claude/skills/todo/SKILL.md"]
+    assert outcome.outside == ()
+    assert run(tmp_path, select=["SKILL003"]).suppressed == 1
+
+
+def test_a_project_of_skills_only_is_checked_not_empty(tmp_path: Path) -> None:
+    write(tmp_path, {".claude/skills/notes/SKILL.md": skill("notes")})
+    result = CliRunner().invoke(cli, ["lint", "-C", str(tmp_path)])
+    assert result.exit_code == 0 and "All checks passed" in result.output, result.output

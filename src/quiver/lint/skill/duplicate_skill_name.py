@@ -58,14 +58,16 @@ DUPLICATE_SKILL_NAME = Rule(
 Flags two skill files with the same name (their `name`, else their folder) in one listing the model
 sees. A listing is what a session's main thread sees (Copilot reads `.github/skills/` and
 `.claude/skills/`, Claude Code `.claude/skills/` and, with a plugin, that plugin's skills) or what one
-agent sees. Skills of two
-different plugins never share a listing here. Reported once per pair, on the file that sorts later.
+agent sees; skills of two different plugins never share one. Reported once per pair, on the file that
+sorts later.
 
 ## Why is this bad?
 The model is shown two skills it calls by one name, and which body a call loads is the host's choice:
 a built-in or user skill can take over the project's (copilot-cli #2146), a repository skill and an
 installed plugin's copy are both listed, doubling their descriptions in every session (copilot-cli
-#4430), and an agent's `skills:` entry preloads whichever quiver and the host find first.
+#4430), and an agent's `skills:` entry preloads whichever quiver and the host find first. Whether a
+Copilot release lists a skill of `.github/skills/` and its copy in `.claude/skills/` once or twice is
+not recorded; either way one copy is enough, since both hosts read `.claude/skills/`.
 
 ## Example
 ```text
