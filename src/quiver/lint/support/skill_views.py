@@ -20,7 +20,7 @@ _MEMO = "skill-views"
 
 @dataclass(frozen=True, slots=True)
 class SkillView:
-    """One listing: its skills, sorted by path, and who is shown exactly these (`Claude Code`, `agent \\`x\\``)."""
+    """One listing: its skills, sorted by path, and everyone shown exactly these (`Claude Code`, an agent)."""
 
     labels: tuple[str, ...]
     skills: tuple[Skill, ...]
