@@ -14,7 +14,16 @@ import re
 import sys
 from pathlib import Path
 
-PACKAGES = {"AGT": "agt", "MCP": "mcp", "TOOL": "tool", "SEC": "sec", "BUD": "bud", "ROUTE": "route", "QVR": "qvr"}
+PACKAGES = {
+    "AGT": "agt",
+    "MCP": "mcp",
+    "TOOL": "tool",
+    "SEC": "sec",
+    "BUD": "bud",
+    "ROUTE": "route",
+    "QVR": "qvr",
+    "SKILL": "skill",
+}
 CODE = re.compile(r"^(?P<prefix>[A-Z]{3,5})(?P<number>\d{3})$")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 CATALOG = "src/quiver/findings/catalog.py"
@@ -31,9 +40,7 @@ from quiver.model import Finding
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
-    for agent in ctx.project.agents:
-        if False:  # TODO: the condition this rule flags
-            yield {constant}.finding(location=agent.location, agent=agent.id)
+{loop}
 
 
 {constant} = Rule(
@@ -41,7 +48,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     name="{name}",
     severity="warning",
     check=check,
-    message="agent `{{agent}}`: TODO what is wrong, naming the exact key or tool",
+    message="{subject}: TODO what is wrong, naming the exact key or tool",
     hint="TODO what to do",
     doc="""\\
 ## What it does
@@ -72,6 +79,18 @@ RULES: tuple[Rule, ...] = ({constant},)
 '''
 
 AGENT = "---\ndescription: TODO an agent that {what}.\n---\nDo the work.\n"
+SKILL = "---\nname: example\ndescription: TODO a skill that {what}.\n---\nDo the work.\n"
+# What the scaffolded check walks, per prefix: the fixture file it writes, the loop, the message's subject.
+AGENT_LOOP = """    for agent in ctx.project.agents:
+        if False:  # TODO: the condition this rule flags
+            yield {constant}.finding(location=agent.location, agent=agent.id)"""
+SKILL_LOOP = """    for skill in ctx.project.skills:
+        if False:  # TODO: the condition this rule flags
+            yield {constant}.finding(location=skill.location, skill=skill.id)"""
+SUBJECTS = {
+    "SKILL": (".claude/skills/example/SKILL.md", SKILL, SKILL_LOOP, "skill `{skill}`"),
+}
+DEFAULT_SUBJECT = (".github/agents/dev.agent.md", AGENT, AGENT_LOOP, "agent `{agent}`")
 
 
 def _fail(message: str) -> None:
@@ -102,6 +121,7 @@ def scaffold(root: Path, code: str, name: str) -> list[Path]:
     if not NAME.match(name):
         _fail(f"`{name}` is not a kebab-case name, e.g. `missing-description`")
     package = PACKAGES[match.group("prefix")]
+    fixture_file, fixture_text, loop, subject = SUBJECTS.get(match.group("prefix"), DEFAULT_SUBJECT)
     stem = name.replace("-", "_")
     module_path = root / "src" / "quiver" / "lint" / package / f"{stem}.py"
     fixtures = root / "tests" / "fixtures" / "lint" / code
@@ -110,13 +130,20 @@ def scaffold(root: Path, code: str, name: str) -> list[Path]:
     catalog = root / CATALOG
     updated = _catalog_line(catalog.read_text(encoding="utf-8"), code, name, f"quiver.lint.{package}.{stem}")
     constant = stem.upper()
-    module_path.write_text(MODULE.format(code=code, name=name, constant=constant), encoding="utf-8")
-    written = [module_path]
+    text = MODULE.format(code=code, name=name, constant=constant, loop=loop.format(constant=constant), subject=subject)
+    written: list[Path] = []
+    package_init = module_path.parent / "__init__.py"
+    if not package_init.exists():  # the first rule of a new prefix
+        module_path.parent.mkdir(parents=True, exist_ok=True)
+        package_init.write_text(f'"""{match.group("prefix")} rules."""\n', encoding="utf-8")
+        written.append(package_init)
+    module_path.write_text(text, encoding="utf-8")
+    written.append(module_path)
     for kind, what in (("bad", "shows the problem"), ("good", "is fine")):
-        agent = fixtures / kind / ".github" / "agents" / "dev.agent.md"
-        agent.parent.mkdir(parents=True)
-        agent.write_text(AGENT.format(what=what), encoding="utf-8")
-        written.append(agent)
+        example = fixtures / kind / fixture_file
+        example.parent.mkdir(parents=True)
+        example.write_text(fixture_text.format(what=what), encoding="utf-8")
+        written.append(example)
     (fixtures / "bad" / "expected.json").write_text("[]\n", encoding="utf-8")
     written.append(fixtures / "bad" / "expected.json")
     catalog.write_text(updated, encoding="utf-8")

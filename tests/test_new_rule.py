@@ -59,3 +59,18 @@ def test_a_taken_code_or_a_bad_name_is_refused_and_nothing_is_written(tmp_path: 
         assert result.returncode == 2 and result.stderr.startswith("new_rule: "), args
     assert (root / "src/quiver/findings/catalog.py").read_text(encoding="utf-8") == catalog
     assert not (root / "tests").exists()
+
+
+def test_a_skill_rule_is_scaffolded_with_a_skill_fixture_and_a_check_over_skills(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    made = _new_rule(root, "SKILL099", "scaffolded-skill-example")
+    assert made.returncode == 0, made.stderr
+    module = root / "src" / "quiver" / "lint" / "skill" / "scaffolded_skill_example.py"
+    text = module.read_text(encoding="utf-8")
+    assert "for skill in ctx.project.skills:" in text and 'message="skill `{skill}`: TODO' in text
+    fixture = root / "tests/fixtures/lint/SKILL099/good/.claude/skills/example/SKILL.md"
+    assert fixture.read_text(encoding="utf-8").startswith("---\nname: example\n")
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    probe = "from quiver.lint.registry import rules_of\nprint(' '.join(r.code for r in rules_of('SKILL')))\n"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
+    assert "SKILL099" in out.split()

@@ -15,7 +15,16 @@ from quiver.findings.rule import Rule
 from quiver.lint.registry import all_rules
 
 LINT_ROOT = Path(quiver.lint.__file__).parent
-PACKAGE_OF = {"AGT": "agt", "MCP": "mcp", "TOOL": "tool", "SEC": "sec", "BUD": "bud", "ROUTE": "route", "QVR": "qvr"}
+PACKAGE_OF = {
+    "AGT": "agt",
+    "MCP": "mcp",
+    "TOOL": "tool",
+    "SEC": "sec",
+    "BUD": "bud",
+    "ROUTE": "route",
+    "QVR": "qvr",
+    "SKILL": "skill",
+}
 # Rules whose check sits in a sibling module of the same small group, with the reason.
 SHARED_CHECKS = {
     "TOOL015": "quiver.lint.tool.schema",  # one cached schema pass per tool runs TOOL006-009 and TOOL015-017

@@ -211,6 +211,58 @@ def route007(c: Path) -> Case:
     )
 
 
+def skill_file(name: str, description: str, extra: str = "") -> str:
+    return f"---\nname: {name}\ndescription: {json.dumps(description)}\n{extra}---\nDo the work.\n"
+
+
+# Skill descriptions as real repositories write them: a skill copied under a second name with its description
+# barely reworded, next to skills that share a topic but say what sets them apart.
+PDF_EXTRACT = (
+    "Extract text and tables from PDF files. Use when the user works with PDF documents or asks for their text."
+)
+PDF_READER = (
+    "Extract the text and the tables of PDF files. Use when the user works with PDF documents or asks for text."
+)
+PDF_FORMS = "Fill in, flatten and sign PDF forms. Use when the user asks to complete or sign a PDF form."
+K8S_REVIEW = (
+    "Review Kubernetes manifests for security issues, resource limits and probes. Use before deploying to a cluster."
+)
+# One template per cloud: near-identical, but each name's word (`aws`, `azure`) is said by its description alone.
+AWS_REVIEW = "Review the Terraform of an AWS workload against the Well-Architected Framework and open issues."
+AZURE_REVIEW = "Review the Terraform of an Azure workload against the Well-Architected Framework and open issues."
+K8S_AUDIT = (
+    "Review Kubernetes manifests for security issues, resource limits and probes. Use before deploying to clusters."
+)
+
+
+def route008(c: Path) -> Case:
+    catalogs = {"srv": real(c, "time")}
+    plugin = '{"name": "%s"}\n'
+    bad = {
+        AGENT: agent_file("['srv/*']"),
+        ".claude/skills/pdf-extract/SKILL.md": skill_file("pdf-extract", PDF_EXTRACT),
+        ".claude/skills/pdf-reader/SKILL.md": skill_file("pdf-reader", PDF_READER),
+        "plugins/platform/.claude-plugin/plugin.json": plugin % "platform",
+        "plugins/platform/skills/k8s-review/SKILL.md": skill_file("k8s-review", K8S_REVIEW),
+        "plugins/platform/skills/k8s-audit/SKILL.md": skill_file("k8s-audit", K8S_AUDIT),
+    }
+    good = {
+        AGENT: agent_file("['srv/*']"),
+        ".claude/skills/pdf-extract/SKILL.md": skill_file("pdf-extract", PDF_EXTRACT),
+        ".claude/skills/pdf-forms/SKILL.md": skill_file("pdf-forms", PDF_FORMS),
+        # the model never picks a skill it is not shown
+        ".claude/skills/pdf-reader/SKILL.md": skill_file("pdf-reader", PDF_READER, "disable-model-invocation: true\n"),
+        ".github/skills/aws-review/SKILL.md": skill_file("aws-review", AWS_REVIEW),
+        ".github/skills/azure-review/SKILL.md": skill_file("azure-review", AZURE_REVIEW),
+        # two plugins' skills never share a listing
+        "plugins/platform/.claude-plugin/plugin.json": plugin % "platform",
+        "plugins/platform/skills/k8s-review/SKILL.md": skill_file("k8s-review", K8S_REVIEW),
+        "plugins/security/.claude-plugin/plugin.json": plugin % "security",
+        "plugins/security/skills/k8s-audit/SKILL.md": skill_file("k8s-audit", K8S_AUDIT),
+    }
+    return Case("ROUTE008", Spec(catalogs, agents=bad), Spec(catalogs, agents=good))
+
+
 CASES: dict[str, Callable[[Path], Case]] = {
     "ROUTE001": route001,
     "ROUTE002": route002,
@@ -219,6 +271,7 @@ CASES: dict[str, Callable[[Path], Case]] = {
     "ROUTE005": route005,
     "ROUTE006": route006,
     "ROUTE007": route007,
+    "ROUTE008": route008,
 }
 
 # ---------------------------------------------------------------------------------------------------------

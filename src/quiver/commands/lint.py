@@ -16,6 +16,7 @@ from quiver.sources.agents import AGENT_GLOBS
 from quiver.sources.baseline import render_baseline
 from quiver.sources.files import write_output
 from quiver.sources.mcp_config import CONFIG_FILES
+from quiver.sources.skills import SKILL_DIRS
 
 AGENT_PATTERNS = (*(glob for glob, _ in AGENT_GLOBS), "*.agent.md")
 
@@ -83,7 +84,7 @@ def run(
         click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped
     for path in outcome.outside:
         click.echo(
-            f"note: {path}: not a file quiver reads (agent files, MCP configs, the quiver config, the lock): "
+            f"note: {path}: not a file quiver reads (agent files, skills, MCP configs, the quiver config, the lock): "
             "nothing to check there",
             err=True,
         )
@@ -93,19 +94,23 @@ def run(
 
 
 def nothing_found(project: Project, root: Path) -> str:
-    """What a project without agent files, MCP configs and a lock lacks (the report says it); "" otherwise."""
-    if project.agents or project.configs or project.lock is not None or project.errors:
+    """What a project without agent files, skills, MCP configs and a lock lacks (the report says it); ""
+    otherwise."""
+    if project.agents or project.skills or project.configs or project.lock is not None or project.errors:
         return ""
     return (
-        f"no agent file ({', '.join(AGENT_PATTERNS)}), MCP config ({', '.join(CONFIG_FILES)}) or "
+        f"no agent file ({', '.join(AGENT_PATTERNS)}), skill ({', '.join(f'{d}/*/SKILL.md' for d in SKILL_DIRS)}), "
+        f"MCP config ({', '.join(CONFIG_FILES)}) or "
         f"`{project.config.lock}` in {root}"
     )
 
 
 def what_is_checked(project: Project) -> str:
-    """`3 agents, 2 MCP configs, the lock` or `nothing` (no agent file, MCP config, config nor lock)."""
+    """`3 agents, 2 skills, 2 MCP configs, the lock` or `nothing` (no agent file, skill, MCP config, config
+    nor lock)."""
     parts = []
-    for count, noun in ((len(project.agents), "agent"), (len(project.configs), "MCP config")):
+    counts = ((len(project.agents), "agent"), (len(project.skills), "skill"), (len(project.configs), "MCP config"))
+    for count, noun in counts:
         if count:
             parts.append(f"{count} {noun}{'s' if count != 1 else ''}")
     if project.config.path:

@@ -170,6 +170,7 @@ ROUTE004  vague-server-description                   quiver.lint.route.server_de
 ROUTE005  server-description-misses-tool-vocabulary  quiver.lint.route.server_descriptions
 ROUTE006  shadowed-tool                              quiver.lint.route.shadowed_tool
 ROUTE007  overlapping-tool-names                     quiver.lint.route.tool_pairs
+ROUTE008  near-duplicate-skill-descriptions          quiver.lint.route.near_duplicate_skill_descriptions
 SEC001    hidden-instruction-markup                  quiver.lint.sec.tool_poisoning
 SEC002    instruction-override                       quiver.lint.sec.tool_poisoning
 SEC003    credential-access-request                  quiver.lint.sec.tool_poisoning
@@ -181,6 +182,11 @@ SEC101    toxic-flow                                 quiver.lint.sec.toxic_flow
 SEC102    toxic-flow-through-builtin                 quiver.lint.sec.toxic_flow
 SEC103    destructive-flow                           quiver.lint.sec.toxic_flow
 SEC104    unused-capability-override                 quiver.lint.sec.unused_capability_override
+SKILL001  missing-skill-description                  quiver.lint.skill.missing_skill_description
+SKILL002  skill-description-too-long                 quiver.lint.skill.skill_description_too_long
+SKILL003  skill-name-invalid                         quiver.lint.skill.skill_name_invalid
+SKILL004  duplicate-skill-name                       quiver.lint.skill.duplicate_skill_name
+SKILL005  unknown-skill                              quiver.lint.skill.unknown_skill
 TOOL001   invalid-tool-name                          quiver.lint.tool.invalid_tool_name
 TOOL002   duplicate-tool-name                        quiver.lint.tool.duplicate_tool_name
 TOOL003   missing-tool-description                   quiver.lint.tool.tool_description

@@ -38,9 +38,9 @@ class LintOutcome:
 
 
 def input_files(project: Project) -> set[str]:
-    """Every project-relative file lint reads: agent files, MCP configs, the quiver config, the lock, and the
-    files that could not be read."""
-    files = {a.path for a in project.agents} | {c.path for c in project.configs}
+    """Every project-relative file lint reads: agent files, skills, MCP configs, the quiver config, the lock,
+    and the files that could not be read."""
+    files = {a.path for a in project.agents} | {s.path for s in project.skills} | {c.path for c in project.configs}
     files |= {e.position.file for e in project.errors if e.position}
     if project.config.path:
         files.add(project.config.path)
@@ -50,7 +50,8 @@ def input_files(project: Project) -> set[str]:
 
 
 def suppressions(project: Project) -> list[suppress.Suppression]:
-    files = {a.path for a in project.agents} | {c.path for c in project.configs if c.path in SUPPRESSIBLE_FILES}
+    files = {a.path for a in project.agents} | {s.path for s in project.skills}
+    files |= {c.path for c in project.configs if c.path in SUPPRESSIBLE_FILES}
     files |= {e.position.file for e in project.errors if e.position and e.position.file.endswith(".md")}
     out: list[suppress.Suppression] = []
     for rel in sorted(files):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from quiver._search._doc import SearchDoc
 from quiver._search._similar import SimilarityIndex
@@ -14,10 +14,32 @@ from quiver.lint.support.cache import cached_check
 from quiver.lint.support.route_words import difference, term_set
 from quiver.model import Agent, Finding
 
-AGENT_NEAR_DUPLICATE = 0.80  # similarity of two descriptions from which hosts cannot choose between the agents
+AGENT_NEAR_DUPLICATE = 0.80  # similarity of two descriptions from which hosts cannot choose (agents, skills)
 # The plain word overlap is stricter (it has no IDF to discount shared boilerplate): at most about one
 # content word in ten differs, or only a short form does (`repo` / `repository`).
 WORD_OVERLAP_NEAR_DUPLICATE = 0.90
+
+
+def near_duplicate_descriptions(
+    ctx: LintContext, keys: Sequence[str], texts: Sequence[str]
+) -> dict[tuple[int, int], float]:
+    """(i, j) with i < j -> similarity, for the pairs of `texts` (descriptions a host chooses between, each
+    under its `keys` entry) that read alike: the larger of the IDF-weighted cosine, the plain word overlap
+    and, where the lock records them, the embedding of their first sentences (ROUTE003, ROUTE008)."""
+    # No name: the blocker pairs texts by description terms alone, and by the embedding of the description.
+    docs = [SearchDoc(key, "", text) for key, text in zip(keys, texts, strict=True)]
+    purposes = None  # descriptions of agents and skills have vectors only where a lock records their text
+    if ctx.project.lock is not None:
+        from quiver._search._scope import purpose_vectors
+
+        purposes = purpose_vectors(ctx.project, docs)
+    index = SimilarityIndex(docs, purposes=purposes)
+    pairs = candidate_pairs(index, AGENT_NEAR_DUPLICATE)
+    overlaps = word_overlaps([term_set(text) for text in texts], WORD_OVERLAP_NEAR_DUPLICATE)
+    for pair, overlap in overlaps.items():
+        if overlap > pairs.get(pair, 0.0):
+            pairs[pair] = overlap
+    return pairs
 
 
 def _check(ctx: LintContext) -> Iterator[Finding]:
@@ -27,19 +49,7 @@ def _check(ctx: LintContext) -> Iterator[Finding]:
     )
     if len(agents) < 2:
         return
-    # No name: the blocker pairs agents by description terms alone, and by the embedding of the description.
-    docs = [SearchDoc(a.id, "", a.description or "") for a in agents]
-    purposes = None  # agent descriptions have vectors only where a lock records their text
-    if ctx.project.lock is not None:
-        from quiver._search._scope import purpose_vectors
-
-        purposes = purpose_vectors(ctx.project, docs)
-    index = SimilarityIndex(docs, purposes=purposes)
-    pairs = candidate_pairs(index, AGENT_NEAR_DUPLICATE)
-    overlaps = word_overlaps([term_set(a.description or "") for a in agents], WORD_OVERLAP_NEAR_DUPLICATE)
-    for pair, overlap in overlaps.items():
-        if overlap > pairs.get(pair, 0.0):
-            pairs[pair] = overlap
+    pairs = near_duplicate_descriptions(ctx, [a.id for a in agents], [a.description or "" for a in agents])
     for (i, j), raw in sorted(pairs.items()):
         a, b = agents[i], agents[j]
         if a.id == b.id:
