@@ -30,6 +30,7 @@ def _duplicates(resolved: ResolvedAgent) -> Iterator[Finding]:
         key = same_tool_key(resolved.host, ref)
         first = seen.setdefault(key, ref)
         if first is not ref:
+            same = "" if first.text == ref.text else f" (both are `{key}` on {resolved.host.label})"
             yield DUPLICATE_TOOL_REFERENCE.finding(
                 location=ref.location,
                 agent=agent.id,
@@ -37,6 +38,7 @@ def _duplicates(resolved: ResolvedAgent) -> Iterator[Finding]:
                 first=first.text,
                 line=first.location.line,
                 column=first.location.column,
+                same=same,
             )
 
 
@@ -50,7 +52,7 @@ DUPLICATE_TOOL_REFERENCE = Rule(
     name="duplicate-tool-reference",
     severity="warning",
     check=check,
-    message="`{ref}` repeats the entry `{first}` at {line}:{column}",
+    message="`{ref}` repeats the entry `{first}` at {line}:{column}{same}",
     hint="remove this entry",
     doc="""\
 ## What it does
