@@ -5,12 +5,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
-
-if TYPE_CHECKING:
-    from quiver.commands.stats import Output
 
 project_option = click.option(
     "--project",
@@ -62,14 +59,6 @@ output_option = click.option(
 def split(values: tuple[str, ...]) -> tuple[str, ...]:
     """Repeatable options that also take comma lists: `--select AGT,MCP --select SEC`."""
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
-
-
-def emit(output: Output) -> None:
-    """A command's stderr lines, then its report on stdout, then its exit code."""
-    for message in output.messages:
-        click.echo(message, err=True)
-    click.echo(output.text, nl=False)
-    sys.exit(output.code)
 
 
 def host_option(func: Callable[..., Any]) -> Callable[..., Any]:
