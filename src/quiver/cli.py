@@ -12,8 +12,18 @@ import click
 from quiver import __version__
 from quiver.commands import ledger_cli, usage_cli
 from quiver.commands._group import QuiverGroup
+from quiver.commands._options import (
+    baseline_options,
+    changed_only_option,
+    format_option,
+    host_option,
+    lexical_option,
+    output_option,
+    project_option,
+    report_options,
+    selection_options,
+)
 from quiver.commands._options import color as _color
-from quiver.commands._options import host_option, output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
 from quiver.commands.outcome import render
@@ -39,7 +49,7 @@ def cli() -> None:
 )
 @click.option("--out", default=None, help="Output directory (default: `out` in config, build/quiver).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the budget table.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 @host_option
 def compile_command(
     project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool, fmt: str, host: str | None
@@ -57,7 +67,7 @@ def compile_command(
 @project_option
 @click.argument("agent")
 @click.argument("tool", required=False)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 @host_option
 @click.option("--flows", is_flag=True, help="The agent's toxic flows and each tool's capability labels, with reasons.")
 def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host: str | None, flows: bool) -> int:
@@ -91,22 +101,11 @@ def snapshot_command(
 @cli.command("lint")
 @project_option
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "--select", "select", multiple=True, help="Rule ids, prefixes or names to check (repeatable, or comma list)."
-)
-@click.option(
-    "--ignore", "ignore", multiple=True, help="Rule ids, prefixes or names to skip (repeatable, or comma list)."
-)
+@selection_options
 @report_options
-@click.option(
-    "--baseline",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Report only findings whose fingerprint is not in this file.",
-)
-@click.option("--update-baseline", is_flag=True, help="Write every current finding to --baseline and exit 0.")
+@baseline_options("Report only findings whose fingerprint is not in this file.", "every current finding")
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
-@click.option("--changed-only", is_flag=True, help="Only findings on lines changed against --base.")
+@changed_only_option("Only findings on lines changed against --base.")
 @click.option("--base", default=None, help="Git ref for --changed-only (default: merge-base with the default branch).")
 @output_option
 def lint_command(
@@ -155,7 +154,7 @@ def lint_command(
     "directory (default: the other side's server when it has exactly one).",
 )
 @report_options
-@click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
+@changed_only_option("github format: only annotations on lines changed against BASE.")
 @click.option(
     "--commits",
     metavar="RANGE",
@@ -209,7 +208,7 @@ def diff_command(
 @project_option
 @click.argument("rule_id", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule: code, name, severity, summary.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -> int:
     """Show a rule's documentation (by code or name), or list them all."""
     from quiver.commands.rule import RuleOptions, run
@@ -311,16 +310,13 @@ def serve_command(
     return render(run(options))
 
 
-LEXICAL_HELP = 'Rank by words alone, without the embedding model (as `search = "lexical"` in config).'
-
-
 @cli.command("search")
 @project_option
 @click.argument("query")
 @click.option("--agent", default=None, help="Rank only the tools this agent resolves to (default: every server).")
 @click.option("--limit", "-k", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
+@format_option
+@lexical_option
 @click.option(
     "--explain", is_flag=True, help="Show what made each score: the words' and the embedding's shares, each signal."
 )
@@ -339,15 +335,9 @@ def search_command(
 @cli.command("route-test")
 @project_option
 @click.argument("cases", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--baseline",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also fail when a case ranks worse than in this file, or the MRR dropped.",
-)
-@click.option("--update-baseline", is_flag=True, help="Write the current ranks to --baseline and exit 0.")
-@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
+@format_option
+@baseline_options("Also fail when a case ranks worse than in this file, or the MRR dropped.", "the current ranks")
+@lexical_option
 def route_test_command(
     project: Path, cases: Path | None, fmt: str, baseline: Path | None, update_baseline: bool, lexical: bool
 ) -> int:

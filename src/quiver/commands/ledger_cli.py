@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from quiver.commands._options import project_option
+from quiver.commands._options import format_option, project_option
 from quiver.commands._options import root as _root
 from quiver.commands.outcome import render
 
@@ -19,9 +19,6 @@ ledger_option = click.option(
     help="Ledger: a SQLite file or a postgresql:// URL (default: $QUIVER_LEDGER_URL, else `ledger` in config: "
          ".quiver/ledger.db).",
 )  # fmt: skip
-ledger_format_option = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
 ledger_state_filter = click.option(
     "--state", "states", multiple=True, type=_LEDGER_STATES, help="Only actions in this state (repeatable)."
 )
@@ -43,7 +40,7 @@ def ledger_group() -> None:
 @ledger_tool_filter
 @ledger_since_filter
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many actions.")
-@ledger_format_option
+@format_option
 def ledger_list_command(
     project: Path,
     ledger: str | None,
@@ -66,7 +63,7 @@ def ledger_list_command(
 @project_option
 @ledger_option
 @click.argument("action_id")
-@ledger_format_option
+@format_option
 def ledger_show_command(project: Path, ledger: str | None, action_id: str, fmt: str) -> int:
     """Show one action with its attempts and state changes."""
     from quiver.commands.ledger import LedgerActionOptions, run_show
@@ -79,7 +76,7 @@ def ledger_show_command(project: Path, ledger: str | None, action_id: str, fmt: 
 @ledger_option
 @click.argument("action_id")
 @click.option("--by", default=None, help="Who approves (default: the login name).")
-@ledger_format_option
+@format_option
 def ledger_approve_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> int:
     """Approve an action awaiting approval; the caller's next call with its key runs it once."""
     from quiver.commands.ledger import LedgerActionOptions, run_approve
@@ -93,7 +90,7 @@ def ledger_approve_command(project: Path, ledger: str | None, action_id: str, by
 @ledger_option
 @click.argument("action_id")
 @click.option("--by", default=None, help="Who denies (default: the login name).")
-@ledger_format_option
+@format_option
 def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> int:
     """Deny an action awaiting approval: it ends failed_final without running."""
     from quiver.commands.ledger import LedgerActionOptions, run_deny
@@ -110,7 +107,7 @@ def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: s
               help="What the operator found: it took effect, or it did not.")  # fmt: skip
 @click.option("--note", default=None, help="Why (kept in the ledger's event log).")
 @click.option("--by", default=None, help="Who resolves (default: the login name).")
-@ledger_format_option
+@format_option
 def ledger_resolve_command(
     project: Path, ledger: str | None, action_id: str, state: str, note: str | None, by: str | None, fmt: str
 ) -> int:
