@@ -28,6 +28,7 @@ from quiver.advise import (
 )
 from quiver.commands import advise as advise_command
 from quiver.commands import compile as compile_command
+from quiver.commands.advise import AdviseOptions
 from quiver.runtime.usage import UsageRecorder, read_usage, usage_path
 from quiver.stats import UsageStats, summarize
 
@@ -245,7 +246,7 @@ def test_applied_advice_lowers_tokens_per_session_and_discovery_steps_do_not_ris
     before = record(root, load_manifest(root), plans).agent("assistant")
     assert before is not None
 
-    out = advise_command.run(root, None, "json", tmp_path / "advice.patch")
+    out = advise_command.run(AdviseOptions(root, None, "json", tmp_path / "advice.patch"))
     result = json.loads(out.text)
     (advice,) = result["agents"]
     assert advice["to_preload"] == ["calc/multiply", "notes/create_note", "notes/get_note"]
@@ -289,7 +290,7 @@ def test_shadow_on_a_hand_made_log_gives_the_advice_of_the_same_calls_through_th
     views = [manifest_view(load_manifest(root))]
     settings, _ = advise_command.server_settings(root, views)
     recorded = advise(replay_log(root, SHADOW_LOG), views, settings)
-    shadow = advise_command.run(root, SHADOW_LOG, "json", None)
+    shadow = advise_command.run(AdviseOptions(root, SHADOW_LOG, "json"))
     data = json.loads(shadow.text)
     (a,) = recorded.agents
     assert data["agents"][0]["to_preload"] == list(a.to_preload) == ["notes/create_note", "notes/get_note"]
@@ -317,8 +318,8 @@ def test_shadow_on_the_workloads_call_log_gives_the_workloads_recommendation(tmp
     with UsageRecorder(usage_path(root, "assistant"), clock=TickClock()) as rec:
         log = play(rec, manifest, plan_workload(300, seed=11))
     (tmp_path / "calls.jsonl").write_text("".join(json.dumps(line) + "\n" for line in log), encoding="utf-8")
-    recorded = json.loads(advise_command.run(root, None, "json", None).text)
-    shadow = json.loads(advise_command.run(root, tmp_path / "calls.jsonl", "json", None).text)
+    recorded = json.loads(advise_command.run(AdviseOptions(root, None, "json")).text)
+    shadow = json.loads(advise_command.run(AdviseOptions(root, tmp_path / "calls.jsonl", "json")).text)
     for key in ("preload", "defer", "to_preload", "to_defer"):
         assert shadow["agents"][0][key] == recorded["agents"][0][key], key
     assert shadow["patch"] == recorded["patch"]
@@ -326,7 +327,7 @@ def test_shadow_on_the_workloads_call_log_gives_the_workloads_recommendation(tmp
 
 def test_shadow_text_says_what_tool_search_would_have_cost_and_saved(tmp_path: Path) -> None:
     root = serve_copy(tmp_path)
-    text = advise_command.run(root, SHADOW_LOG, "text", None).text
+    text = advise_command.run(AdviseOptions(root, SHADOW_LOG, "text")).text
     assert text.startswith("shadow log: 24 session(s), 58 call(s) of `assistant` made without quiver\n")
     assert "  every tool preloaded:        970.0 tokens per session, no discovery\n" in text
     assert "not in the agent's tool set (refused by the gateway): notes/delete_note" in text

@@ -19,8 +19,8 @@ from quiver._search._query import QueryOptions, analyze
 from quiver._search._scope import warm_root
 from quiver._search._similar import first_clause, paraphrases, purpose_text, semantic_similarity
 from quiver._search._vectors import VectorCache
-from quiver.commands.explain import run as explain
-from quiver.commands.search import run as search
+from quiver.commands.explain import explain_agent as explain
+from quiver.commands.search import search_tools as search
 from quiver.errors import InputErrors
 from quiver.lint.engine import LintContext, run_checks
 from quiver.lint.registry import rules_of

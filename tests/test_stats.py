@@ -11,6 +11,7 @@ import pytest
 
 from fixtures.usage.workload import MIX, REFUSED_TOOL, SessionPlan, TickClock, plan_workload, play
 from quiver.commands import stats as stats_command
+from quiver.commands.stats import StatsOptions
 from quiver.errors import UsageError
 from quiver.runtime.usage import UsageRecorder, read_usage, usage_path
 from quiver.stats import FirstUse, SessionTool, parse_since, summarize
@@ -229,18 +230,18 @@ def test_stats_command_reports_the_figures_as_json_and_text(tmp_path: Path) -> N
     clock = TickClock(start=1_750_000_000.0, step=60.0)
     with UsageRecorder(usage_path(tmp_path, "assistant"), clock=clock) as rec:
         play(rec, manifest, plan_workload(30, seed=3))
-    out = stats_command.run(tmp_path, None, "json")
+    out = stats_command.run(StatsOptions(tmp_path, None, "json"))
     data = json.loads(out.text)
     assert out.messages == ()
     assert data["sessions"] == 30
     assert [a["agent"] for a in data["agents"]] == ["assistant"]
     assert data["agents"][0]["sessions"] == 30
     assert {t["tool"] for t in data["tools"]} >= {"notes/search_notes", "notes/get_note"}
-    text = stats_command.run(tmp_path, None, "text").text
+    text = stats_command.run(StatsOptions(tmp_path, None, "text")).text
     assert text.startswith("30 session(s) of 1 agent\n")
     assert "agent `assistant`: 30 session(s)" in text
     # --since after the last session started: nothing left
-    later = stats_command.run(tmp_path, "2030-01-01", "text", now=clock.now)
+    later = stats_command.run(StatsOptions(tmp_path, "2030-01-01", "text"), now=clock.now)
     assert later.text == "no sessions recorded in .quiver/usage/ since 2030-01-01T00:00:00Z\n"
-    recent = json.loads(stats_command.run(tmp_path, "1h", "json", now=clock.now).text)
+    recent = json.loads(stats_command.run(StatsOptions(tmp_path, "1h", "json"), now=clock.now).text)
     assert 0 < recent["sessions"] < 30

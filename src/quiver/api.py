@@ -127,9 +127,9 @@ def search(
     """Rank the project's tools (or `agent`'s) for `query`, as the gateway's `search_tools` does."""
     import json
 
-    from quiver.commands.search import run
+    from quiver.commands.search import search_tools
 
-    rows = json.loads(run(Path(root), query, agent, limit, "json", lexical=lexical))
+    rows = json.loads(search_tools(Path(root), query, agent, limit, "json", lexical=lexical))
     return [
         SearchResult(r["server"], r["tool"], float(r["score"]), tuple(r["matched"]), r["description"]) for r in rows
     ]
@@ -139,7 +139,7 @@ def explain(agent: str, tool: str | None = None, *, root: str | Path = ".") -> d
     """Why each of `agent`'s tools (or only `tool`) is preloaded or deferred: `quiver explain --format json`."""
     import json
 
-    from quiver.commands.explain import run
+    from quiver.commands.explain import explain_agent
 
-    value: dict[str, Any] = json.loads(run(Path(root), agent, tool, "json"))
+    value: dict[str, Any] = json.loads(explain_agent(Path(root), agent, tool, "json"))
     return value

@@ -1,8 +1,10 @@
-"""The `quiver` command line: parse, call one function, print, exit. Errors funnel through `main`."""
+"""The `quiver` command line. Each command parses its parameters into the typed options of its module
+(`quiver.commands.NAME.NameOptions`), calls that module's `run`, and returns `render` of the `Outcome`: the
+group exits with its code. Errors funnel through `quiver.commands._group`. The modules are imported when
+their command runs, so that start-up stays fast."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -10,10 +12,21 @@ import click
 from quiver import __version__
 from quiver.commands import ledger_cli, usage_cli
 from quiver.commands._group import QuiverGroup
+from quiver.commands._options import (
+    baseline_options,
+    changed_only_option,
+    format_option,
+    host_option,
+    lexical_option,
+    output_option,
+    project_option,
+    report_options,
+    selection_options,
+)
 from quiver.commands._options import color as _color
-from quiver.commands._options import host_option, output_option, project_option, report_options
 from quiver.commands._options import root as _root
 from quiver.commands._options import split as _split_csv
+from quiver.commands.outcome import render
 from quiver.commands.serve import LOG_LEVELS
 from quiver.host_exports import EMITTERS
 
@@ -36,71 +49,33 @@ def cli() -> None:
 )
 @click.option("--out", default=None, help="Output directory (default: `out` in config, build/quiver).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print the budget table.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 @host_option
 def compile_command(
     project: Path, check: bool, emit_hosts: tuple[str, ...], out: str | None, quiet: bool, fmt: str, host: str | None
-) -> None:
+) -> int:
     """Resolve every agent and write its manifest, plus index.json and a budget table."""
-    from quiver.commands import compile as cmd
-    from quiver.compile import budget_of
-    from quiver.config import unknown_key_warnings
-    from quiver.report.budget import budget_json, budget_table, compile_rows, rows_of
-    from quiver.report.lines import stderr_lines
-    from quiver.sources.token_cache import TokenCache
+    from quiver.commands.compile import CompileOptions, run
 
-    root = _root(project)
-    result = cmd.build(root, out=out, emit_hosts=emit_hosts, progress=True, host=host)
-    out_dir = out or result.project.config.out
-    for line in unknown_key_warnings(result.project.config):
-        click.echo(line, err=True)
-    for line in stderr_lines(result.findings):
-        click.echo(line, err=True)
-    for error in result.errors:
-        click.echo(f"error: {error.one_line()}", err=True)
-    if result.project.blocking:
-        sys.exit(2)  # nothing is written while a project-wide input is broken
-    if check:
-        stale = cmd.stale_outputs(root, result, out_dir)
-        for rel in stale:
-            click.echo(f"stale: {rel}", err=True)
-        if stale:
-            click.echo(f"{len(stale)} manifest file(s) out of date: run `quiver compile` and commit", err=True)
-            sys.exit(1 if not result.errors else 2)
-        click.echo(f"{len(result.outputs)} manifest file(s) up to date", err=True)
-    else:
-        done = cmd.write(root, result, out_dir)
-        for rel in done.removed:
-            click.echo(f"removed: {rel}", err=True)
-        if not result.resolved and not result.errors:
-            click.echo(
-                "note: no agent files found (.github/agents/*.md, *.agent.md, .claude/agents/*.md, "
-                ".github/chatmodes/*.chatmode.md, or `agents` in the quiver config)",
-                err=True,
-            )
-        elif not quiet:
-            cache = TokenCache(root / cmd.CACHE_FILE)
-            rows = [(r, budget_of(r, cache)) for r in sorted(result.resolved, key=lambda r: r.agent.id)]
-            click.echo(budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows_of(rows)), nl=False)
-        click.echo(done.summary(out_dir), err=True)
-    if result.errors:
-        sys.exit(2)
-    if any(f.severity == "error" for f in result.findings):
-        sys.exit(1)  # the manifests are written, but a `tools` entry resolves to nothing (as lint --fail-on error)
+    options = CompileOptions(
+        root=_root(project), check=check, emit_hosts=emit_hosts, out=out, quiet=quiet, fmt=fmt, host=host
+    )
+    return render(run(options))
 
 
 @cli.command("explain")
 @project_option
 @click.argument("agent")
 @click.argument("tool", required=False)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 @host_option
 @click.option("--flows", is_flag=True, help="The agent's toxic flows and each tool's capability labels, with reasons.")
-def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host: str | None, flows: bool) -> None:
+def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host: str | None, flows: bool) -> int:
     """Why each tool of AGENT is up front or deferred on its host, with the rule and the file:line that decided."""
-    from quiver.commands.explain import run
+    from quiver.commands.explain import ExplainOptions, run
 
-    click.echo(run(_root(project), agent, tool, fmt, host, flows=flows), nl=False)
+    options = ExplainOptions(root=_root(project), agent=agent, tool=tool, fmt=fmt, host=host, flows=flows)
+    return render(run(options))
 
 
 @cli.command("snapshot")
@@ -113,46 +88,24 @@ def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host:
 @click.option("--timeout", type=float, default=None, help="Seconds to wait for each server (default: its timeout).")
 def snapshot_command(
     project: Path, servers: tuple[str, ...], import_path: str | None, check: bool, timeout: float | None
-) -> None:
+) -> int:
     """Capture each configured server's tools (initialize + tools/list) into quiver.lock.json."""
-    from quiver.commands import snapshot as cmd
-    from quiver.config import load_config
-    from quiver.errors import UsageError
-    from quiver.extras import require
+    from quiver.commands.snapshot import SnapshotOptions, run
 
-    root = _root(project)
-    lock_rel = load_config(root).lock
-    if import_path is not None:
-        if len(servers) != 1:
-            raise UsageError("--import needs exactly one --server NAME", hint="name the server the tools belong to")
-        click.echo(cmd.run_import(root, import_path, servers[0], lock_rel), err=True)
-        return
-    require("serve", "`quiver snapshot` of live servers")  # MCP client; `--import` needs nothing more
-    code, lines = cmd.run_live(root, servers, lock_rel, check=check, timeout_s=timeout)
-    for line in lines:
-        click.echo(line, err=True)
-    sys.exit(code)
+    options = SnapshotOptions(
+        root=_root(project), servers=servers, import_path=import_path, check=check, timeout=timeout
+    )
+    return render(run(options))
 
 
 @cli.command("lint")
 @project_option
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "--select", "select", multiple=True, help="Rule ids, prefixes or names to check (repeatable, or comma list)."
-)
-@click.option(
-    "--ignore", "ignore", multiple=True, help="Rule ids, prefixes or names to skip (repeatable, or comma list)."
-)
+@selection_options
 @report_options
-@click.option(
-    "--baseline",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Report only findings whose fingerprint is not in this file.",
-)
-@click.option("--update-baseline", is_flag=True, help="Write every current finding to --baseline and exit 0.")
+@baseline_options("Report only findings whose fingerprint is not in this file.", "every current finding")
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
-@click.option("--changed-only", is_flag=True, help="Only findings on lines changed against --base.")
+@changed_only_option("Only findings on lines changed against --base.")
 @click.option("--base", default=None, help="Git ref for --changed-only (default: merge-base with the default branch).")
 @output_option
 def lint_command(
@@ -168,13 +121,12 @@ def lint_command(
     changed_only: bool,
     base: str | None,
     output: Path | None,
-) -> None:
+) -> int:
     """Check agent files, MCP configs and tool definitions."""
-    from quiver.commands.lint import run
+    from quiver.commands.lint import LintOptions, run
 
-    root = _root(project)
-    code = run(
-        root,
+    options = LintOptions(
+        root=_root(project),
         paths=paths,
         select=_split_csv(select),
         ignore=_split_csv(ignore),
@@ -188,7 +140,7 @@ def lint_command(
         output=output,
         color=_color(output),
     )
-    sys.exit(code)
+    return render(run(options))
 
 
 @cli.command("diff")
@@ -202,7 +154,7 @@ def lint_command(
     "directory (default: the other side's server when it has exactly one).",
 )
 @report_options
-@click.option("--changed-only", is_flag=True, help="github format: only annotations on lines changed against BASE.")
+@changed_only_option("github format: only annotations on lines changed against BASE.")
 @click.option(
     "--commits",
     metavar="RANGE",
@@ -228,16 +180,16 @@ def diff_command(
     commits: str | None,
     catalogs: tuple[str, ...],
     output: Path | None,
-) -> None:
+) -> int:
     """Which tool-contract changes between BASE and HEAD break callers (default: merge-base..working tree).
 
     Each side is a git ref, a quiver.lock.json, a tools/list JSON, a directory of per-tool snapshots, or one
     of these at a ref (REF:PATH).
     """
-    from quiver.commands.diff import run
+    from quiver.commands.diff import DiffOptions, run
 
-    code = run(
-        _root(project),
+    options = DiffOptions(
+        root=_root(project),
         base=base,
         head=head,
         server=server,
@@ -249,36 +201,30 @@ def diff_command(
         commits=commits,
         catalogs=catalogs,
     )
-    sys.exit(code)
+    return render(run(options))
 
 
 @cli.command("rule")
 @project_option
 @click.argument("rule_id", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule: code, name, severity, summary.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -> None:
+@format_option
+def rule_command(project: Path, rule_id: str | None, show_all: bool, fmt: str) -> int:
     """Show a rule's documentation (by code or name), or list them all."""
-    from quiver.commands.rule import run
+    from quiver.commands.rule import RuleOptions, run
 
     _root(project)  # accepted, as by every command; the rules do not depend on the project
-
-    click.echo(run(rule_id, show_all=show_all, fmt=fmt), nl=False)
+    return render(run(RuleOptions(rule_id=rule_id, show_all=show_all, fmt=fmt)))
 
 
 @cli.command("schema")
 @click.argument("name", required=False)
 @output_option
-def schema_command(name: str | None, output: Path | None) -> None:
+def schema_command(name: str | None, output: Path | None) -> int:
     """Print one of quiver's JSON Schemas (`manifest`, `lock`, ...), or list them with their `$id`."""
-    from quiver.commands.schema import run
-    from quiver.sources.files import write_atomic
+    from quiver.commands.schema import SchemaOptions, run
 
-    text = run(name)
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        write_atomic(output, text)
+    return render(run(SchemaOptions(name=name, output=output)))
 
 
 @cli.command("serve")
@@ -342,31 +288,26 @@ def serve_command(
     no_ledger: bool,
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
-) -> None:
+) -> int:
     """Serve MANIFEST (from `quiver compile`) as an MCP gateway: stdio by default, or streamable HTTP.
 
     Every call goes through the durable execution ledger (idempotency keys, retries, approvals).
     """
-    from quiver.commands.serve import run
-    from quiver.extras import require
+    from quiver.commands.serve import ServeOptions, run
 
-    require("serve", "`quiver serve`")
-    code = run(
-        manifest,
+    options = ServeOptions(
+        manifest=manifest,
+        project=_root(project) if project is not None else None,
         http=http,
         token=token,
-        startup_timeout_s=startup_timeout,
+        startup_timeout=startup_timeout,
         log_level=log_level,
         ledger=ledger,
         no_ledger=no_ledger,
-        project=_root(project) if project is not None else None,
         allow_hosts=allow_hosts,
         allow_origins=allow_origins,
     )
-    sys.exit(code)
-
-
-LEXICAL_HELP = 'Rank by words alone, without the embedding model (as `search = "lexical"` in config).'
+    return render(run(options))
 
 
 @cli.command("search")
@@ -374,46 +315,42 @@ LEXICAL_HELP = 'Rank by words alone, without the embedding model (as `search = "
 @click.argument("query")
 @click.option("--agent", default=None, help="Rank only the tools this agent resolves to (default: every server).")
 @click.option("--limit", "-k", type=click.IntRange(min=1), default=10, show_default=True, help="Results to show.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
+@format_option
+@lexical_option
 @click.option(
     "--explain", is_flag=True, help="Show what made each score: the words' and the embedding's shares, each signal."
 )
 def search_command(
     project: Path, query: str, agent: str | None, limit: int, fmt: str, lexical: bool, explain: bool
-) -> None:
+) -> int:
     """Rank the project's tools for QUERY with the tool search index (what a deferring agent's search finds)."""
-    from quiver.commands.search import run
+    from quiver.commands.search import SearchOptions, run
 
-    click.echo(run(_root(project), query, agent, limit, fmt, lexical=lexical, explain=explain), nl=False)
+    options = SearchOptions(
+        root=_root(project), query=query, agent=agent, limit=limit, fmt=fmt, lexical=lexical, explain=explain
+    )
+    return render(run(options))
 
 
 @cli.command("route-test")
 @project_option
 @click.argument("cases", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--baseline",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also fail when a case ranks worse than in this file, or the MRR dropped.",
-)
-@click.option("--update-baseline", is_flag=True, help="Write the current ranks to --baseline and exit 0.")
-@click.option("--lexical", is_flag=True, help=LEXICAL_HELP)
+@format_option
+@baseline_options("Also fail when a case ranks worse than in this file, or the MRR dropped.", "the current ranks")
+@lexical_option
 def route_test_command(
     project: Path, cases: Path | None, fmt: str, baseline: Path | None, update_baseline: bool, lexical: bool
-) -> None:
+) -> int:
     """Rank each routing case of CASES (default: `routes` in config, .quiver/routes.yaml); exit 1 on a miss.
 
     Prints recall@1/@3/@5 and MRR, and each case not ranked first with the tool that won instead.
     """
-    from quiver.commands.route_test import run
+    from quiver.commands.route_test import RouteTestOptions, run
 
-    code, text = run(
-        _root(project), cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline, lexical=lexical
+    options = RouteTestOptions(
+        root=_root(project), cases=cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline, lexical=lexical
     )
-    click.echo(text, nl=False)
-    sys.exit(code)
+    return render(run(options))
 
 
 cli.add_command(usage_cli.stats_command)

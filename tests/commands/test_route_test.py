@@ -1,8 +1,8 @@
 """`quiver route-test`: routing cases ranked against the compiled catalog, recall@k and MRR, misses, baselines.
 
-The tests drive `quiver.commands.route_test.run`, the function the click command calls; it returns the exit
-code and the report (errors are QuiverErrors: exit 2 through the CLI's funnel). `quiver.routes` is tested on
-its own for the scores.
+The tests drive `quiver.commands.route_test.run`, the function the click command calls, through `run` below:
+the exit code and the report of its Outcome (errors are QuiverErrors: exit 2 through the CLI's funnel).
+`quiver.routes` is tested on its own for the scores.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from quiver.commands.route_test import run
+from quiver.commands import route_test
 from quiver.errors import InputError, Position, UsageError
 from quiver.model import sha256_json
 from quiver.routes import RouteCase, evaluate, parse_cases
@@ -21,6 +22,12 @@ from quiver.search import SearchDoc, SearchIndex
 
 DEMO_CASES = Path(__file__).resolve().parents[2] / "examples" / "demo" / ".quiver" / "routes.yaml"
 PR_CASE = "- query: create a pull request from my feature branch\n  expect: github/create_pull_request\n"
+
+
+def run(root: Path, **options: Any) -> tuple[int, str]:
+    """`quiver route-test` on `root`: (exit code, stdout)."""
+    outcome = route_test.run(route_test.RouteTestOptions(root, **options))
+    return outcome.code, outcome.text
 
 
 def with_cases(root: Path, text: str | None = None) -> Path:

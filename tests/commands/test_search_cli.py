@@ -1,7 +1,8 @@
 """`quiver search`: ranked tools over the project's servers or one agent's tool set, as a table or JSON.
 
-The tests drive `quiver.commands.search.run`, the one function the click command calls with its parsed
-options (`root, query, agent, limit, fmt`); errors are QuiverErrors, which the CLI's funnel turns into exit 2.
+The tests drive `quiver.commands.search.search_tools`, the function the click command's `run` calls with its
+parsed options (`root, query, agent, limit, fmt`); errors are QuiverErrors, which the CLI's funnel turns into
+exit 2.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from quiver.commands.search import run
+from quiver.commands.search import search_tools as run
 from quiver.errors import InputError, QuiverError, UsageError
 from quiver.project import load_project
 from quiver.resolve import resolve_agent

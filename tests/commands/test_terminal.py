@@ -118,7 +118,7 @@ def test_no_progress_off_a_terminal(demo: Path) -> None:
 def test_lint_on_a_terminal_counts_what_it_checks(demo: Path) -> None:
     code, _, tty = _on_a_terminal(["lint", "-C", str(demo)], demo)
     assert code in (0, 1)
-    assert "linting 4 agents, 2 MCP configs, `quiver.toml`, the lock" in tty, tty
+    assert "linting 4 agents, 2 skills, 2 MCP configs, `quiver.toml`, the lock" in tty, tty
     assert "\x1b[2K" in tty[tty.rindex("linting") :]  # erased before the report
 
 

@@ -17,6 +17,7 @@ from fixtures.usage.workload import TickClock, plan_workload, play
 from quiver.advise import advise, manifest_view
 from quiver.commands import advise as advise_command
 from quiver.commands import budget as budget_command
+from quiver.commands.budget import BudgetOptions
 from quiver.report.html import COLORS, render_html
 from quiver.runtime.usage import UsageRecorder, read_usage, usage_path
 from quiver.stats import summarize
@@ -85,7 +86,7 @@ def test_each_agents_chart_draws_up_front_deferred_and_baseline_bars_to_one_scal
 
 
 def test_budget_writes_the_report_with_the_advice_when_usage_was_recorded(served: Path) -> None:
-    out = budget_command.run(served, served / "report.html")
+    out = budget_command.run(BudgetOptions(served, served / "report.html"))
     assert out.text.splitlines()[0].split() == ["agent", "host", "search", "preloaded", "deferred", "tokens", "up",
                                                 "front", "all", "preloaded", "saving"]  # fmt: skip
     # Copilot CLI: 12 MCP tools and 2 built-ins stay under its 31, so all are up front
@@ -171,7 +172,7 @@ def count_color(rows: list[bytes], hex_color: str) -> int:
 
 def test_headless_chromium_draws_the_chart_bars(served: Path, tmp_path: Path) -> None:
     report = tmp_path / "report.html"
-    budget_command.run(served, report)
+    budget_command.run(BudgetOptions(served, report))
     dom = run_chromium(report, tmp_path / "profile-dom", "--dump-dom").stdout.decode("utf-8")
     rects = re.findall(r'<rect class="bar (\w+)"[^>]*?width="([\d.]+)" height="([\d.]+)"', dom)
     drawn = {series for series, w, h in rects if float(w) > 0 and float(h) > 0}

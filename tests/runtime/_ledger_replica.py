@@ -26,7 +26,7 @@ from pathlib import Path
 
 import anyio
 
-from quiver.commands.serve import run
+from quiver.commands.serve import ServeOptions, run
 from quiver.runtime.approval import ElicitationApprover
 from quiver.runtime.executor import LedgerExecutor, RecoveryReport
 from quiver.runtime.ledger_open import run_recovery_sweeps
@@ -59,7 +59,8 @@ def main(manifest: str, url: str, name: str, workdir: str, margin_text: str) -> 
     log = Path(workdir) / f"{name}-recovered.jsonl"
     threading.Thread(target=sweeper, args=(url, owner, margin, log), daemon=True).start()
     executor = LedgerExecutor(PostgresLedger(url, lease_margin_s=margin), owner=owner, approver=ElicitationApprover())
-    return run(manifest, http="127.0.0.1:0", executor=executor, log_level="warning", startup_timeout_s=20)
+    options = ServeOptions(Path(manifest), http="127.0.0.1:0", log_level="warning", startup_timeout=20)
+    return run(options, executor=executor).code
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The one error funnel of the `quiver` command line: what each kind of failure prints, and its exit code.
 
-Expected errors (a user's mistake) print one `error:` line each and exit 2, click's usage errors too;
+A command's result is an `Outcome` (`quiver.commands.outcome`): the group exits with the code its command
+returns. Expected errors (a user's mistake) print one `error:` line each and exit 2, click's usage errors too;
 Ctrl-C exits 130 (128 + SIGINT, as shells report it), distinct from 1 (findings); a bug exits 3 with
 the traceback.
 """
@@ -14,6 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from quiver import __version__
+from quiver.commands.outcome import error_lines
 from quiver.errors import QuiverError
 
 INTERRUPTED = 130
@@ -24,8 +26,8 @@ class QuiverGroup(click.Group):
         try:
             return super().invoke(ctx)
         except QuiverError as exc:
-            for line in exc.lines():
-                click.echo(f"error: {line}", err=True)
+            for line in error_lines(exc):
+                click.echo(line, err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise

@@ -1,16 +1,16 @@
-"""Options and helpers shared by the click commands: project root, color, report output."""
+"""Options and helpers shared by the click commands, each declared once: project root, `--format`, report
+output, rule selection, baselines, `--changed-only`, `--lexical`, `--since`, `--host`; color."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from quiver.commands.stats import Output
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 project_option = click.option(
     "--project",
@@ -40,14 +40,21 @@ def root(project: Path) -> Path:
     return project.resolve()
 
 
+def _format_option(formats: Sequence[str]) -> Decorator:
+    return click.option("--format", "fmt", type=click.Choice(formats), default="text", show_default=True)
+
+
+format_option = _format_option(["text", "json"])  # every command with a report but lint and diff
+
+
 def report_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`--format` and `--fail-on`, as lint and diff share them."""
+    """`--format` (every report format) and `--fail-on`, as lint and diff share them."""
     from quiver.report import FORMATS
 
     function = click.option(
         "--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error", show_default=True
     )(function)
-    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)(function)
+    return _format_option(FORMATS)(function)
 
 
 output_option = click.option(
@@ -59,17 +66,43 @@ output_option = click.option(
 )
 
 
+def selection_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--select` and `--ignore`: rules to check or skip; repeatable, each also a comma list (`split`)."""
+    for name, verb in (("ignore", "skip"), ("select", "check")):
+        text = f"Rule ids, prefixes or names to {verb} (repeatable, or comma list)."
+        function = click.option(f"--{name}", name, multiple=True, help=text)(function)
+    return function
+
+
 def split(values: tuple[str, ...]) -> tuple[str, ...]:
     """Repeatable options that also take comma lists: `--select AGT,MCP --select SEC`."""
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
-def emit(output: Output) -> None:
-    """A command's stderr lines, then its report on stdout, then its exit code."""
-    for message in output.messages:
-        click.echo(message, err=True)
-    click.echo(output.text, nl=False)
-    sys.exit(output.code)
+def baseline_options(use: str, written: str) -> Decorator:
+    """`--baseline FILE` (what the command does with it: `use`) and `--update-baseline` (writes `written`)."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        update = click.option("--update-baseline", is_flag=True, help=f"Write {written} to --baseline and exit 0.")
+        file = click.Path(dir_okay=False, path_type=Path)
+        return click.option("--baseline", type=file, default=None, help=use)(update(function))
+
+    return decorate
+
+
+def changed_only_option(what: str) -> Decorator:
+    """`--changed-only`: only what is on lines changed against a base (`what` says which base, and what)."""
+    return click.option("--changed-only", is_flag=True, help=what)
+
+
+lexical_option = click.option(
+    "--lexical",
+    is_flag=True,
+    help='Rank by words alone, without the embedding model (as `search = "lexical"` in config).',
+)
+sessions_since_option = click.option(
+    "--since", default=None, help="Only sessions started since a duration ago (90s, 30m, 12h, 7d, 2w) or an ISO date."
+)
 
 
 def host_option(func: Callable[..., Any]) -> Callable[..., Any]:

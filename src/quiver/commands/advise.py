@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,8 @@ from quiver.advise import (
     shadow_events,
     shadow_report,
 )
-from quiver.commands.stats import Output, load_usage
+from quiver.commands.outcome import Outcome
+from quiver.commands.stats import load_usage
 from quiver.config import load_config
 from quiver.errors import QuiverError, UsageError
 from quiver.model import JSON
@@ -91,16 +93,20 @@ def _shadow_agent(
     return agent
 
 
-def run(
-    root: Path,
-    shadow: Path | None,
-    fmt: str,
-    patch_out: Path | None,
-    *,
-    agent: str | None = None,
-    since: str | None = None,
-    min_sessions: int = MIN_SESSIONS,
-) -> Output:
+@dataclass(frozen=True, slots=True)
+class AdviseOptions:
+    root: Path
+    shadow: Path | None = None  # advise from this JSON-lines log of calls made without quiver
+    fmt: str = "text"
+    patch_out: Path | None = None  # write the config change to this file as a patch
+    agent: str | None = None
+    since: str | None = None  # only sessions started since
+    min_sessions: int = MIN_SESSIONS  # fewer: no advice
+
+
+def run(options: AdviseOptions) -> Outcome:
+    root, shadow, agent = options.root, options.shadow, options.agent
+    since, min_sessions = options.since, options.min_sessions
     views = [manifest_view(m) for m in load_manifests(root)]
     settings, messages = server_settings(root, views)
     report: ShadowReport | None = None
@@ -128,12 +134,13 @@ def run(
             messages.append(f"note: no recorded sessions of {', '.join(f'`{name}`' for name in unused)}")
         advice = advise(usage, views, settings, min_sessions=min_sessions, only=None if agent is None else [agent])
     patch = patch_for(root, advice)
+    patch_out = options.patch_out
     if patch_out is not None and patch:
         write_output(patch_out, patch, root=root)
         messages.append(f"wrote the config change to {patch_out}: apply it with `{apply_command(root, patch_out)}`")
-    if fmt == "json":
-        return Output(json.dumps(advice_json(advice, patch, report), indent=2, sort_keys=True) + "\n", tuple(messages))
-    return Output(advice_text(advice, report, patch, patch_out), tuple(messages))
+    if options.fmt == "json":
+        return Outcome(json.dumps(advice_json(advice, patch, report), indent=2, sort_keys=True) + "\n", tuple(messages))
+    return Outcome(advice_text(advice, report, patch, patch_out), tuple(messages))
 
 
 def apply_command(root: Path, patch: Path) -> str:

@@ -6,16 +6,27 @@ The report adds the advice of `quiver advise` when usage was recorded under `.qu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quiver.commands.stats import Output, load_usage
+from quiver.commands.outcome import Outcome
+from quiver.commands.stats import load_usage
 from quiver.errors import QuiverError
 
 
-def run(root: Path, html_out: Path | None, fmt: str = "text", host: str | None = None) -> Output:
+@dataclass(frozen=True, slots=True)
+class BudgetOptions:
+    root: Path
+    html_out: Path | None = None  # also write the HTML report to this file
+    fmt: str = "text"
+    host: str | None = None  # the budget `quiver compile --host HOST` would write (nothing is written)
+
+
+def run(options: BudgetOptions) -> Outcome:
     from quiver.commands.advise import load_manifests
 
+    root, html_out, host = options.root, options.html_out, options.host
     manifests = what_if(root, host) if host else load_manifests(root)
     messages: list[str] = []
     if html_out is not None:
@@ -26,7 +37,7 @@ def run(root: Path, html_out: Path | None, fmt: str = "text", host: str | None =
         messages += notes
         write_output(html_out, render_html(manifests, advice=advice, usage=usage, patch=patch), root=root)
         messages.append(f"wrote {html_out}")
-    if fmt == "json":
+    if options.fmt == "json":
         from quiver.report.budget import budget_json, budget_row
 
         rows = [
@@ -38,8 +49,8 @@ def run(root: Path, html_out: Path | None, fmt: str = "text", host: str | None =
             )
             for m in manifests
         ]
-        return Output(budget_json(rows), tuple(messages))
-    return Output(budget_text(manifests), tuple(messages))
+        return Outcome(budget_json(rows), tuple(messages))
+    return Outcome(budget_text(manifests), tuple(messages))
 
 
 def what_if(root: Path, host: str) -> list[dict[str, Any]]:

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiver.capabilities.overrides import Classifier
+from quiver.commands.outcome import Outcome, failed
 from quiver.compile import (
     CheckUnit,
     CheckUnits,
     Definitions,
     Policies,
+    budget_of,
     build_index,
     build_manifest,
     manifest_file,
@@ -44,6 +46,67 @@ if TYPE_CHECKING:
 
 CACHE_FILE = TOKEN_CACHE_FILE
 CHECK_OUTPUT_ENV = "QUIVER_CHECK_OUTPUT"
+NO_AGENTS = (
+    "note: no agent files found (.github/agents/*.md, *.agent.md, .claude/agents/*.md, "
+    ".github/chatmodes/*.chatmode.md, or `agents` in the quiver config)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CompileOptions:
+    root: Path
+    check: bool = False  # write nothing; exit 1 when a committed output is stale
+    emit_hosts: tuple[str, ...] = ()
+    out: str | None = None  # the output directory; None: `out` of the config
+    quiet: bool = False  # no budget table
+    fmt: str = "text"
+    host: str | None = None
+
+
+def run(options: CompileOptions) -> Outcome:
+    """Build, report the problems on stderr, then write the outputs (with a budget table and what was
+    written), or with `check` name the stale ones. Exit 2 for a broken input (nothing is written while a
+    project-wide one is broken), 1 for a stale output or an error finding (a `tools` entry that resolves to
+    nothing, as `lint --fail-on error`), else 0."""
+    from quiver.config import unknown_key_warnings
+    from quiver.report.lines import stderr_lines
+
+    root = options.root
+    result = build(root, out=options.out, emit_hosts=options.emit_hosts, progress=True, host=options.host)
+    out_dir = options.out or result.project.config.out
+    messages = [*unknown_key_warnings(result.project.config), *stderr_lines(result.findings)]
+    messages += [f"error: {error.one_line()}" for error in result.errors]
+    if result.project.blocking:
+        return Outcome(messages=tuple(messages), code=2)
+    code = 2 if result.errors else 1 if any(f.severity == "error" for f in result.findings) else 0
+    if options.check:
+        stale = stale_outputs(root, result, out_dir)
+        messages += [f"stale: {rel}" for rel in stale]
+        if stale:
+            messages.append(f"{len(stale)} manifest file(s) out of date: run `quiver compile` and commit")
+            return Outcome(messages=tuple(messages), code=2 if result.errors else 1)
+        messages.append(f"{len(result.outputs)} manifest file(s) up to date")
+        return Outcome(messages=tuple(messages), code=code)
+    try:
+        done = write(root, result, out_dir)
+    except QuiverError as exc:  # an unwritable output directory: after the problems already found
+        return failed(messages, exc)
+    messages += [f"removed: {rel}" for rel in done.removed]
+    text = ""
+    if not result.resolved and not result.errors:
+        messages.append(NO_AGENTS)
+    elif not options.quiet:
+        text = budget_report(root, result.resolved, options.fmt)
+    return Outcome(text, tuple(messages), (done.summary(out_dir),), code)
+
+
+def budget_report(root: Path, resolved: Sequence[ResolvedAgent], fmt: str) -> str:
+    """The budget table (or its JSON) of the compiled agents, by agent id."""
+    from quiver.report.budget import budget_json, budget_table, compile_rows, rows_of
+
+    cache = TokenCache(root / CACHE_FILE)
+    rows = [(r, budget_of(r, cache)) for r in sorted(resolved, key=lambda r: r.agent.id)]
+    return budget_json(compile_rows(rows)) if fmt == "json" else budget_table(rows_of(rows))
 
 
 @dataclass(frozen=True, slots=True)

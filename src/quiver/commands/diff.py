@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import click
-
+from quiver.commands.outcome import Outcome
 from quiver.contract.sides import Side, default_base, git_ref, load_side, name_servers
 from quiver.errors import UsageError
 from quiver.findings.rule import Rule
@@ -16,7 +16,6 @@ from quiver.model import Finding, Location
 if TYPE_CHECKING:
     from quiver.contract.places import Locator, Places
 from quiver.sources.contract_ignore import read_ignores
-from quiver.sources.files import write_output
 
 
 def diff_sides(old: Side, new: Side) -> list[Finding]:
@@ -138,74 +137,80 @@ def _changed_files(root: Path, base: str | None, findings: list[Finding]) -> dic
     return {**out, **{file: frozenset(lines) for file, lines in gone.items()}}
 
 
-def run(
-    root: Path,
-    *,
-    base: str | None,
-    head: str | None,
-    server: str | None,
-    fmt: str,
-    fail_on: str,
-    output: Path | None,
-    changed_only: bool,
-    color: bool,
-    severity: Mapping[str, str] | None = None,
-    commits: str | None = None,
-    catalogs: Sequence[str] = (),
-) -> int:
+@dataclass(frozen=True, slots=True)
+class DiffOptions:
+    root: Path
+    base: str | None = None  # None: the merge-base with the default branch
+    head: str | None = None  # None: the working tree
+    server: str | None = None
+    fmt: str = "text"
+    fail_on: str = "error"
+    output: Path | None = None  # the report to this file instead of stdout
+    changed_only: bool = False  # only findings in files changed against BASE
+    color: bool = False
+    commits: str | None = None  # a range A..B: every commit of it that touched the path BASE
+    catalogs: tuple[str, ...] = ()  # these tool catalogs at BASE against the working tree, not the lock
+
+
+def run(options: DiffOptions) -> Outcome:
+    """The contract findings of BASE..HEAD (or of `commits`, or of `catalogs`), and the exit code: 1 for a
+    finding at or above `fail_on` (in scope of `changed_only`), else 0."""
     from quiver.config import load_config
     from quiver.findings.severity import at_or_above
     from quiver.report.render import ReportContext, render
 
+    o, root = options, options.root
     config = load_config(root)
     table = contract_table()
-    overrides = contract_overrides({**config.severity, **(severity or {})}, table)
+    overrides = contract_overrides(config.severity, table)
     ignores = read_ignores(root)
-    if commits is not None:
-        if base is None or head is not None:
+    if o.commits is not None:
+        if o.base is None or o.head is not None:
             raise UsageError(
                 "`--commits RANGE` diffs one path through history", hint="write `quiver diff --commits A..B PATH`"
             )
-        return _history(root, commits, base, server or "", overrides, ignores, fmt, fail_on, output)
-    base_spec = base if base is not None else default_base(root)
+        return _history(o, o.base, overrides, ignores)
+    base_spec = o.base if o.base is not None else default_base(root)
     from quiver.commands._progress import Progress
 
     with Progress("diffing contracts"):
-        if catalogs:
-            if head is not None:
+        if o.catalogs:
+            if o.head is not None:
                 raise UsageError(
                     "`--catalog` diffs each catalog at BASE against the working tree; HEAD is the working tree",
                     hint="write `quiver diff BASE --catalog PATH`",
                 )
-            pairs = [_catalog_sides(root, git_ref(root, base_spec) or base_spec, path, server) for path in catalogs]
+            ref = git_ref(root, base_spec) or base_spec
+            pairs = [_catalog_sides(root, ref, path, o.server) for path in o.catalogs]
         else:
-            sides = (load_side(root, base_spec, lock_rel=config.lock), load_side(root, head, lock_rel=config.lock))
-            pairs = [name_servers(*sides, server)]
+            sides = (load_side(root, base_spec, lock_rel=config.lock), load_side(root, o.head, lock_rel=config.lock))
+            pairs = [name_servers(*sides, o.server)]
         findings = _accepted([f for old, new in pairs for f in diff_sides(old, new)], overrides, ignores)
     old, new = pairs[0]
+    messages: tuple[str, ...] = ()
     if old.missing_lock and new.missing_lock:  # never "all checks passed" when there was nothing to compare
-        click.echo(
+        messages = (
             f"quiver: no {old.missing_lock} in `{old.label}` nor `{new.label}`: nothing to compare "
             "(`quiver snapshot` writes one)",
-            err=True,
         )
     changed = None
-    if changed_only:
-        against = git_ref(root, base_spec) if base is not None or head is None else None
+    if o.changed_only:
+        against = git_ref(root, base_spec) if o.base is not None or o.head is None else None
         changed = _changed_files(root, against, findings[0])
     ctx = ReportContext(
         tool="diff",
         rules=table,
         root=root,
-        color=color,
+        color=o.color,
         changed_lines=changed,
         summary={"ignored": len(findings[1])},
         fallback=new.file or old.file or Location(config.lock, 1, 1),
     )
-    _write(render(findings[0], fmt, ctx), output, color)
     from quiver.report.changes import in_scope
 
-    return 1 if at_or_above(in_scope(findings[0], changed), fail_on) else 0
+    code = 1 if at_or_above(in_scope(findings[0], changed), o.fail_on) else 0
+    text = render(findings[0], o.fmt, ctx)  # with FORCE_COLOR, `color` keeps the colors when piped
+    return Outcome(text, messages, code=code, output=o.output, color=o.color)
 
 
 def _catalog_sides(root: Path, ref: str, path: str, server: str | None) -> tuple[Side, Side]:
@@ -243,29 +248,21 @@ def _accepted(
     return [f for f in adjusted if f.fingerprint not in ignores], [f for f in adjusted if f.fingerprint in ignores]
 
 
-def _history(
-    root: Path,
-    rev_range: str,
-    path: str,
-    server: str,
-    overrides: Mapping[str, str],
-    ignores: Mapping[str, str],
-    fmt: str,
-    fail_on: str,
-    output: Path | None,
-) -> int:
+def _history(options: DiffOptions, path: str, overrides: Mapping[str, str], ignores: Mapping[str, str]) -> Outcome:
     """`quiver diff --commits A..B PATH`: every commit that touched PATH against its parent, in one process."""
     import json
 
     from quiver.contract.history import diff_history
     from quiver.findings.severity import at_or_above
 
+    rev_range, fmt = options.commits or "", options.fmt
     worst: list[Finding] = []
     records: list[dict[str, object]] = []
     lines: list[str] = []
-    for step, found in diff_history(root, rev_range, path, server=server, scan=text_hazards):
+    steps = diff_history(options.root, rev_range, path, server=options.server or "", scan=text_hazards)
+    for step, found in steps:
         kept, _ = _accepted(found, overrides, ignores)
-        worst += at_or_above(kept, fail_on)
+        worst += at_or_above(kept, options.fail_on)
         records.append({"base": step.parent, "head": step.commit, "findings": [f.to_json() for f in kept]})
         serious = [f for f in kept if f.severity != "info"]
         lines.append(f"{(step.parent or 'root')[:10]}..{step.commit[:10]} {step.subject}: {len(kept)} findings")
@@ -276,12 +273,4 @@ def _history(
         text = "\n".join(lines) + "\n" if lines else f"no commit of {rev_range} touched {path}\n"
     else:
         raise UsageError(f"`--commits` writes text or json, not {fmt}", hint="pass `--format text` or `--format json`")
-    _write(text, output)
-    return 1 if worst else 0
-
-
-def _write(text: str, output: Path | None, color: bool | None = None) -> None:
-    if output is not None:
-        write_output(output, text)
-    else:
-        click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped
+    return Outcome(text, code=1 if worst else 0, output=options.output)

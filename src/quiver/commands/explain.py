@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from quiver.commands.compile import CACHE_FILE
+from quiver.commands.outcome import Outcome
 from quiver.compile import budget_of
 from quiver.errors import UsageError
 from quiver.model import Agent
@@ -17,9 +19,25 @@ from quiver.sources.token_cache import TokenCache
 from quiver.suggest import closest, did_you_mean
 
 
-def run(
+@dataclass(frozen=True, slots=True)
+class ExplainOptions:
+    root: Path
+    agent: str
+    tool: str | None = None  # only this tool (`server/tool` or its name)
+    fmt: str = "text"
+    host: str | None = None
+    flows: bool = False  # the toxic flows and capability labels instead of the load decisions
+
+
+def run(options: ExplainOptions) -> Outcome:
+    o = options
+    return Outcome(explain_agent(o.root, o.agent, o.tool, o.fmt, o.host, flows=o.flows))
+
+
+def explain_agent(
     root: Path, agent_id: str, tool: str | None, fmt: str = "text", host: str | None = None, *, flows: bool = False
 ) -> str:
+    """The report of `quiver explain` (text or JSON); `quiver.api.explain` reads its JSON."""
     project = load_project(root)
     by_id = {a.id: a for a in project.agents}
     if agent_id not in by_id:

@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
 import anyio
 
+from quiver.commands.outcome import Outcome
 from quiver.errors import ConfigError, InputError, UsageError
 from quiver.jsonout import pretty
 from quiver.runtime.ledger import (
@@ -45,6 +48,91 @@ from quiver.since import parse_since
 
 Ledger = Path | LedgerTarget  # a SQLite file, or any resolved ledger location
 _T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerOptions:
+    """What every ledger subcommand takes (`check`, `doctor` and `migrate` nothing more)."""
+
+    root: Path
+    ledger: str | None = None  # --ledger PATH|URL; None: QUIVER_LEDGER_URL, else `ledger` in config
+
+    def where(self) -> Ledger:
+        return ledger_path(self.root, self.ledger, os.environ)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerExportOptions(LedgerOptions):
+    states: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # `tool` or `server/tool`
+    since: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerListOptions(LedgerExportOptions):
+    limit: int | None = None
+    fmt: str = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerActionOptions(LedgerOptions):
+    """`show`, `approve` and `deny` (`by` is who approves or denies)."""
+
+    action_id: str
+    by: str | None = None
+    fmt: str = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerResolveOptions(LedgerActionOptions):
+    state: str  # succeeded or failed_final
+    note: str | None = None
+
+
+def run_list(o: LedgerListOptions) -> Outcome:
+    return Outcome(list_actions(o.where(), states=o.states, tools=o.tools, since=o.since, limit=o.limit, fmt=o.fmt))
+
+
+def run_show(o: LedgerActionOptions) -> Outcome:
+    return Outcome(show_action(o.where(), o.action_id, fmt=o.fmt))
+
+
+def run_approve(o: LedgerActionOptions) -> Outcome:
+    return Outcome(approve(o.where(), o.action_id, by=o.by, fmt=o.fmt))
+
+
+def run_deny(o: LedgerActionOptions) -> Outcome:
+    return Outcome(deny(o.where(), o.action_id, by=o.by, fmt=o.fmt))
+
+
+def run_resolve(o: LedgerResolveOptions) -> Outcome:
+    return Outcome(resolve(o.where(), o.action_id, o.state, note=o.note, by=o.by, fmt=o.fmt))
+
+
+def run_export(o: LedgerExportOptions) -> Outcome:
+    return Outcome("".join(export(o.where(), states=o.states, tools=o.tools, since=o.since)))
+
+
+def run_migrate(o: LedgerOptions) -> Outcome:
+    from quiver.runtime.ledger_open import migrate
+
+    return Outcome(migrate(resolve_ledger(o.root, o.ledger, os.environ)) + "\n")
+
+
+def run_check(o: LedgerOptions) -> Outcome:
+    text, code = check_ledger(o.where())
+    return Outcome(text, code=code)
+
+
+def run_doctor(o: LedgerOptions) -> Outcome:
+    """The salvaged actions stream to stdout as they are read (the one ledger command that prints: a damaged
+    ledger can be large); the summary follows on stderr."""
+    import click
+
+    lines, summary = doctor(o.where())
+    for line in lines:
+        click.echo(line, nl=False)
+    return Outcome(notes=(summary(),))
 
 
 def ledger_path(root: Path, ledger: str | None, environ: Mapping[str, str]) -> Ledger:

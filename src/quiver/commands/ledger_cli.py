@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from quiver.commands._options import project_option
+from quiver.commands._options import format_option, project_option
 from quiver.commands._options import root as _root
-
-if TYPE_CHECKING:
-    from quiver.runtime.ledger_open import LedgerTarget
+from quiver.commands.outcome import render
 
 _LEDGER_STATES = click.Choice(
     ["proposed", "validated", "awaiting_approval", "dispatching", "succeeded", "failed_retryable", "failed_final",
@@ -22,9 +19,6 @@ ledger_option = click.option(
     help="Ledger: a SQLite file or a postgresql:// URL (default: $QUIVER_LEDGER_URL, else `ledger` in config: "
          ".quiver/ledger.db).",
 )  # fmt: skip
-ledger_format_option = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
 ledger_state_filter = click.option(
     "--state", "states", multiple=True, type=_LEDGER_STATES, help="Only actions in this state (repeatable)."
 )
@@ -32,14 +26,6 @@ ledger_tool_filter = click.option("--tool", "tools", multiple=True, help="Only `
 ledger_since_filter = click.option(
     "--since", default=None, help="Created at or after: an ISO date/time (UTC) or an age (30m, 24h, 7d, 2w)."
 )
-
-
-def _ledger_path(project: Path, ledger: str | None) -> Path | LedgerTarget:
-    import os
-
-    from quiver.commands.ledger import ledger_path
-
-    return ledger_path(_root(project), ledger, os.environ)
 
 
 @click.group("ledger")
@@ -54,7 +40,7 @@ def ledger_group() -> None:
 @ledger_tool_filter
 @ledger_since_filter
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many actions.")
-@ledger_format_option
+@format_option
 def ledger_list_command(
     project: Path,
     ledger: str | None,
@@ -63,24 +49,26 @@ def ledger_list_command(
     since: str | None,
     limit: int | None,
     fmt: str,
-) -> None:
+) -> int:
     """List actions, oldest first."""
-    from quiver.commands.ledger import list_actions
+    from quiver.commands.ledger import LedgerListOptions, run_list
 
-    path = _ledger_path(project, ledger)
-    click.echo(list_actions(path, states=states, tools=tools, since=since, limit=limit, fmt=fmt), nl=False)
+    options = LedgerListOptions(
+        root=_root(project), ledger=ledger, states=states, tools=tools, since=since, limit=limit, fmt=fmt
+    )
+    return render(run_list(options))
 
 
 @ledger_group.command("show")
 @project_option
 @ledger_option
 @click.argument("action_id")
-@ledger_format_option
-def ledger_show_command(project: Path, ledger: str | None, action_id: str, fmt: str) -> None:
+@format_option
+def ledger_show_command(project: Path, ledger: str | None, action_id: str, fmt: str) -> int:
     """Show one action with its attempts and state changes."""
-    from quiver.commands.ledger import show_action
+    from quiver.commands.ledger import LedgerActionOptions, run_show
 
-    click.echo(show_action(_ledger_path(project, ledger), action_id, fmt=fmt), nl=False)
+    return render(run_show(LedgerActionOptions(root=_root(project), ledger=ledger, action_id=action_id, fmt=fmt)))
 
 
 @ledger_group.command("approve")
@@ -88,12 +76,13 @@ def ledger_show_command(project: Path, ledger: str | None, action_id: str, fmt: 
 @ledger_option
 @click.argument("action_id")
 @click.option("--by", default=None, help="Who approves (default: the login name).")
-@ledger_format_option
-def ledger_approve_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> None:
+@format_option
+def ledger_approve_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> int:
     """Approve an action awaiting approval; the caller's next call with its key runs it once."""
-    from quiver.commands.ledger import approve
+    from quiver.commands.ledger import LedgerActionOptions, run_approve
 
-    click.echo(approve(_ledger_path(project, ledger), action_id, by=by, fmt=fmt), nl=False)
+    options = LedgerActionOptions(root=_root(project), ledger=ledger, action_id=action_id, by=by, fmt=fmt)
+    return render(run_approve(options))
 
 
 @ledger_group.command("deny")
@@ -101,12 +90,13 @@ def ledger_approve_command(project: Path, ledger: str | None, action_id: str, by
 @ledger_option
 @click.argument("action_id")
 @click.option("--by", default=None, help="Who denies (default: the login name).")
-@ledger_format_option
-def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> None:
+@format_option
+def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: str | None, fmt: str) -> int:
     """Deny an action awaiting approval: it ends failed_final without running."""
-    from quiver.commands.ledger import deny
+    from quiver.commands.ledger import LedgerActionOptions, run_deny
 
-    click.echo(deny(_ledger_path(project, ledger), action_id, by=by, fmt=fmt), nl=False)
+    options = LedgerActionOptions(root=_root(project), ledger=ledger, action_id=action_id, by=by, fmt=fmt)
+    return render(run_deny(options))
 
 
 @ledger_group.command("resolve")
@@ -117,15 +107,17 @@ def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: s
               help="What the operator found: it took effect, or it did not.")  # fmt: skip
 @click.option("--note", default=None, help="Why (kept in the ledger's event log).")
 @click.option("--by", default=None, help="Who resolves (default: the login name).")
-@ledger_format_option
+@format_option
 def ledger_resolve_command(
     project: Path, ledger: str | None, action_id: str, state: str, note: str | None, by: str | None, fmt: str
-) -> None:
+) -> int:
     """Settle an unknown_outcome action after checking the target."""
-    from quiver.commands.ledger import resolve
+    from quiver.commands.ledger import LedgerResolveOptions, run_resolve
 
-    path = _ledger_path(project, ledger)
-    click.echo(resolve(path, action_id, state, note=note, by=by, fmt=fmt), nl=False)
+    options = LedgerResolveOptions(
+        root=_root(project), ledger=ledger, action_id=action_id, state=state, note=note, by=by, fmt=fmt
+    )
+    return render(run_resolve(options))
 
 
 @ledger_group.command("export")
@@ -136,48 +128,40 @@ def ledger_resolve_command(
 @ledger_since_filter
 def ledger_export_command(
     project: Path, ledger: str | None, states: tuple[str, ...], tools: tuple[str, ...], since: str | None
-) -> None:
+) -> int:
     """Write matching actions, with attempts and events, as JSON lines to stdout."""
-    from quiver.commands.ledger import export
+    from quiver.commands.ledger import LedgerExportOptions, run_export
 
-    for line in export(_ledger_path(project, ledger), states=states, tools=tools, since=since):
-        click.echo(line, nl=False)
+    options = LedgerExportOptions(root=_root(project), ledger=ledger, states=states, tools=tools, since=since)
+    return render(run_export(options))
 
 
 @ledger_group.command("migrate")
 @project_option
 @ledger_option
-def ledger_migrate_command(project: Path, ledger: str | None) -> None:
+def ledger_migrate_command(project: Path, ledger: str | None) -> int:
     """Create or upgrade the ledger's schema (a PostgreSQL ledger needs it before `quiver serve`)."""
-    import os
+    from quiver.commands.ledger import LedgerOptions, run_migrate
 
-    from quiver.runtime.ledger_open import migrate, resolve_ledger
-
-    click.echo(migrate(resolve_ledger(_root(project), ledger, os.environ)))
+    return render(run_migrate(LedgerOptions(root=_root(project), ledger=ledger)))
 
 
 @ledger_group.command("check")
 @project_option
 @ledger_option
-def ledger_check_command(project: Path, ledger: str | None) -> None:
+def ledger_check_command(project: Path, ledger: str | None) -> int:
     """Verify the ledger file (SQLite's full integrity check); exit 1 when it is damaged. Writes nothing."""
-    from quiver.commands.ledger import check_ledger
+    from quiver.commands.ledger import LedgerOptions, run_check
 
-    text, code = check_ledger(_ledger_path(project, ledger))
-    click.echo(text, nl=False)
-    if code:
-        raise SystemExit(code)
+    return render(run_check(LedgerOptions(root=_root(project), ledger=ledger)))
 
 
 @ledger_group.command("doctor")
 @project_option
 @ledger_option
-def ledger_doctor_command(project: Path, ledger: str | None) -> None:
+def ledger_doctor_command(project: Path, ledger: str | None) -> int:
     """Export every action a damaged SQLite ledger still holds, as `export`'s JSON lines; the file is opened
     read-only and never changed."""
-    from quiver.commands.ledger import doctor
+    from quiver.commands.ledger import LedgerOptions, run_doctor
 
-    lines, summary = doctor(_ledger_path(project, ledger))
-    for line in lines:
-        click.echo(line, nl=False)
-    click.echo(summary(), err=True)
+    return render(run_doctor(LedgerOptions(root=_root(project), ledger=ledger)))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-import click
-
+from quiver.commands.outcome import Outcome, failed
 from quiver.commands.rule import LazyRuleTable
+from quiver.errors import QuiverError, UsageError
 from quiver.findings.severity import at_or_above
 from quiver.lint.run import run as lint
 from quiver.project import Project
@@ -21,76 +22,84 @@ from quiver.sources.skills import SKILL_DIRS
 AGENT_PATTERNS = (*(glob for glob, _ in AGENT_GLOBS), "*.agent.md")
 
 
-def run(
-    root: Path,
-    *,
-    paths: Sequence[str],
-    select: Sequence[str],
-    ignore: Sequence[str],
-    fmt: str,
-    fail_on: str,
-    baseline: Path | None,
-    update_baseline: bool,
-    fix: bool,
-    changed_only: bool,
-    base: str | None,
-    output: Path | None,
-    color: bool,
-) -> int:
-    _check_paths(paths, baseline if not update_baseline else None)
-    if update_baseline:
-        if baseline is None:
-            from quiver.errors import UsageError
+@dataclass(frozen=True, slots=True)
+class LintOptions:
+    root: Path
+    paths: tuple[str, ...] = ()  # only these files and directories; none: the whole project
+    select: tuple[str, ...] = ()  # rule ids, prefixes or names (comma lists already split)
+    ignore: tuple[str, ...] = ()
+    fmt: str = "text"
+    fail_on: str = "error"
+    baseline: Path | None = None  # report only findings whose fingerprint is not in it
+    update_baseline: bool = False  # write every current finding to `baseline` instead
+    fix: bool = False
+    changed_only: bool = False  # only findings on lines changed against `base`
+    base: str | None = None
+    output: Path | None = None  # the report to this file instead of stdout
+    color: bool = False
 
-            raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
-        outcome = lint(root, select=select, ignore=ignore, paths=paths)
-        write_output(baseline, render_baseline(outcome.all_findings), root=root)
-        click.echo(f"wrote {len(outcome.all_findings)} finding(s) to {baseline}", err=True)
-        return 0
+
+def run(options: LintOptions) -> Outcome:
+    """Lint (fixing first with `fix`), then the report and its exit code: 2 when an input file in scope could
+    not be read (its QVR002 finding names it), 1 for a finding at or above `fail_on`, else 0."""
+    o, root = options, options.root
+    _check_paths(o.paths, o.baseline if not o.update_baseline else None)
+    if o.update_baseline:
+        return _update_baseline(o)
     from quiver.commands._progress import Progress
 
     with Progress("linting") as shown:
-        outcome = lint(
-            root, select=select, ignore=ignore, baseline=baseline, paths=paths,
+        linted = lint(
+            root, select=o.select, ignore=o.ignore, baseline=o.baseline, paths=o.paths,
             on_loaded=lambda project: shown.relabel(f"linting {what_is_checked(project)}"),
         )  # fmt: skip
-    if fix:
+    fixed = 0
+    if o.fix:
         from quiver.lint.fix import apply_fixes
 
-        fixed = apply_fixes(root, outcome.findings)
-        if fixed:
-            click.echo(f"fixed {fixed} finding(s)", err=True)
-            outcome = lint(root, select=select, ignore=ignore, baseline=baseline, paths=paths)
+        fixed = apply_fixes(root, linted.findings)
+    messages = (f"fixed {fixed} finding(s)",) if fixed else ()
     changed = None
-    findings = outcome.findings
-    if changed_only:
-        from quiver.report.changes import changed_lines, in_scope
+    try:
+        if fixed:
+            linted = lint(root, select=o.select, ignore=o.ignore, baseline=o.baseline, paths=o.paths)
+        if o.changed_only:
+            from quiver.report.changes import changed_lines
 
-        changed = changed_lines(root, base)
+            changed = changed_lines(root, o.base)
+    except QuiverError as exc:  # a bad --base: after saying what was fixed
+        return failed(messages, exc)
+    findings = linted.findings
+    if changed is not None:
+        from quiver.report.changes import in_scope
+
         findings = tuple(in_scope(findings, changed))
     ctx = ReportContext(
         tool="lint",
         rules=LazyRuleTable(),
         root=root,
-        color=color,
+        color=o.color,
         changed_lines=changed,
-        summary={"suppressed": outcome.suppressed, "baselined": outcome.baselined},
-        nothing=nothing_found(outcome.project, root),
+        summary={"suppressed": linted.suppressed, "baselined": linted.baselined},
+        nothing=nothing_found(linted.project, root),
     )
-    text = render(findings, fmt, ctx)
-    if output is not None:
-        write_output(output, text, root=root)
-    else:
-        click.echo(text, nl=False, color=color)  # FORCE_COLOR keeps the colors when piped
-    for path in outcome.outside:
-        click.echo(
-            f"note: {path}: not a file quiver reads (agent files, skills, MCP configs, the quiver config, the lock): "
-            "nothing to check there",
-            err=True,
-        )
-    if outcome.input_errors:
-        return 2  # an input file in scope could not be read: its QVR002 finding above names it
-    return 1 if at_or_above(findings, fail_on) else 0
+    notes = tuple(
+        f"note: {path}: not a file quiver reads (agent files, skills, MCP configs, the quiver config, the lock): "
+        "nothing to check there"
+        for path in linted.outside
+    )
+    code = 2 if linted.input_errors else 1 if at_or_above(findings, o.fail_on) else 0
+    text = render(findings, o.fmt, ctx)  # with FORCE_COLOR, `color` keeps the colors when piped
+    return Outcome(text, messages, notes, code, output=o.output, root=root, color=o.color)
+
+
+def _update_baseline(options: LintOptions) -> Outcome:
+    """`--update-baseline`: every current finding written to `--baseline`; exit 0."""
+    if options.baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
+    linted = lint(options.root, select=options.select, ignore=options.ignore, paths=options.paths)
+    write_output(options.baseline, render_baseline(linted.all_findings), root=options.root)
+    return Outcome(messages=(f"wrote {len(linted.all_findings)} finding(s) to {options.baseline}",))
 
 
 def nothing_found(project: Project, root: Path) -> str:
@@ -122,8 +131,6 @@ def what_is_checked(project: Project) -> str:
 
 def _check_paths(paths: Sequence[str], baseline: Path | None) -> None:
     """A PATH or a --baseline that does not exist is a usage error, not an empty, passing run."""
-    from quiver.errors import UsageError
-
     for path in paths:
         if not Path(path).exists():
             raise UsageError(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver._search._scope import agent_docs, project_docs, project_index
+from quiver.commands.outcome import Outcome
 from quiver.errors import InputError, Position, UsageError
 from quiver.jsonout import pretty
 from quiver.model import JSON
@@ -36,7 +37,7 @@ from quiver.suggest import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class RouteCheck:
     """A route-test run: the ranked cases and, with a baseline, what got worse."""
 
     file: str
@@ -54,26 +55,30 @@ class Outcome:
         return not self.report.failures and not self.regressions and not self.mrr_dropped
 
 
-def run(
-    root: Path,
-    cases: Path | None = None,
-    *,
-    fmt: str = "text",
-    baseline: Path | None = None,
-    update_baseline: bool = False,
-    lexical: bool = False,
-) -> tuple[int, str]:
-    """(exit code, report text) for the cases file `cases` (default: the `routes` config key)."""
-    if update_baseline and baseline is None:
+@dataclass(frozen=True, slots=True)
+class RouteTestOptions:
+    root: Path
+    cases: Path | None = None  # the cases file; None: the `routes` config key
+    fmt: str = "text"
+    baseline: Path | None = None  # also fail when a case ranks worse than in it, or the MRR dropped
+    update_baseline: bool = False  # write the current ranks to `baseline` instead; exit 0
+    lexical: bool = False
+
+
+def run(options: RouteTestOptions) -> Outcome:
+    """The report on the cases, and exit 1 when a case misses (or is worse than in the baseline), else 0."""
+    o = options
+    if o.update_baseline and o.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE", hint="name the file to write")
-    outcome = check_routes(root, cases, baseline=None if update_baseline else baseline, lexical=lexical)
-    if update_baseline and baseline is not None:
-        write_output(baseline, pretty(baseline_json(outcome.report)), root=root)
-        return 0, render(outcome, fmt) if fmt == "json" else f"{render(outcome, fmt)}wrote {baseline}\n"
-    return (0 if outcome.ok else 1), render(outcome, fmt)
+    routes = check_routes(o.root, o.cases, baseline=None if o.update_baseline else o.baseline, lexical=o.lexical)
+    text = render(routes, o.fmt)
+    if o.update_baseline and o.baseline is not None:
+        write_output(o.baseline, pretty(baseline_json(routes.report)), root=o.root)
+        return Outcome(text if o.fmt == "json" else f"{text}wrote {o.baseline}\n")
+    return Outcome(text, code=0 if routes.ok else 1)
 
 
-def check_routes(root: Path, cases: Path | None, *, baseline: Path | None, lexical: bool = False) -> Outcome:
+def check_routes(root: Path, cases: Path | None, *, baseline: Path | None, lexical: bool = False) -> RouteCheck:
     """Load the project and the cases, rank each case in its scope, and compare with `baseline` if given."""
     project = load_project(root)
     path = cases if cases is not None else root / project.config.routes
@@ -108,7 +113,7 @@ def check_routes(root: Path, cases: Path | None, *, baseline: Path | None, lexic
         indexes[scope] = project_index(project, agent_docs(resolved, project.config.examples), lexical=lexical)
     report = evaluate(loaded, indexes)
     if baseline is None:
-        return Outcome(shown, report)
+        return RouteCheck(shown, report)
     base_shown = _shown(root, baseline)
     if not baseline.is_file():
         raise InputError(
@@ -124,7 +129,7 @@ def check_routes(root: Path, cases: Path | None, *, baseline: Path | None, lexic
         ) from None
     stored = parse_baseline(data, base_shown)
     worse, _ = compare(report, stored)
-    return Outcome(shown, report, base_shown, tuple(worse), stored.mrr)
+    return RouteCheck(shown, report, base_shown, tuple(worse), stored.mrr)
 
 
 def _shown(root: Path, path: Path) -> str:
@@ -135,10 +140,10 @@ def _shown(root: Path, path: Path) -> str:
         return str(path)
 
 
-def render(outcome: Outcome, fmt: str) -> str:
+def render(check: RouteCheck, fmt: str) -> str:
     if fmt == "json":
-        return pretty(_json(outcome))
-    return _text(outcome)
+        return pretty(_json(check))
+    return _text(check)
 
 
 def _describe(case: RouteCase) -> str:
@@ -150,28 +155,28 @@ def _rank(rank: int | None) -> str:
     return f"rank {rank}" if rank is not None else "not in the top 10"
 
 
-def _text(outcome: Outcome) -> str:
-    report = outcome.report
+def _text(check: RouteCheck) -> str:
+    report = check.report
     n = len(report.results)
     recall = "  ".join(f"recall@{k} {report.recall(k):.3f}" for k in RECALL_AT)
-    lines = [f"{n} routing case{'s' if n != 1 else ''} in {outcome.file}", f"{recall}  MRR {report.mrr:.3f}"]
+    lines = [f"{n} routing case{'s' if n != 1 else ''} in {check.file}", f"{recall}  MRR {report.mrr:.3f}"]
     missed = [r for r in report.results if r.rank != 1]
     if missed:
         lines.append("")
     for result in missed:
         lines.append(_miss_line(result))
-    if outcome.baseline is not None:
+    if check.baseline is not None:
         lines.append("")
-        lines.append(f"baseline {outcome.baseline}: MRR {outcome.mrr_before:.3f} -> {report.mrr:.3f}")
-        for reg in outcome.regressions:
+        lines.append(f"baseline {check.baseline}: MRR {check.mrr_before:.3f} -> {report.mrr:.3f}")
+        for reg in check.regressions:
             before, after = _rank(reg.before), _rank(reg.after)
             lines.append(f"{reg.case.position}: worse: {_describe(reg.case)}: {before} -> {after}")
     problems = []
     if report.failures:
         problems.append(f"{len(report.failures)} case(s) ranked below their k")
-    if outcome.regressions:
-        problems.append(f"{len(outcome.regressions)} case(s) rank worse than the baseline")
-    if outcome.mrr_dropped:
+    if check.regressions:
+        problems.append(f"{len(check.regressions)} case(s) rank worse than the baseline")
+    if check.mrr_dropped:
         problems.append("the MRR dropped below the baseline")
     lines.append("")
     lines.append(f"fail: {'; '.join(problems)}" if problems else "ok")
@@ -185,10 +190,10 @@ def _miss_line(result: CaseResult) -> str:
     return f"{case.position}: {verdict}: {_describe(case)}: {_rank(result.rank)} (k {case.k}){winner}"
 
 
-def _json(outcome: Outcome) -> dict[str, JSON]:
-    report = outcome.report
+def _json(check: RouteCheck) -> dict[str, JSON]:
+    report = check.report
     out: dict[str, JSON] = {
-        "file": outcome.file,
+        "file": check.file,
         "cases": [
             {
                 "query": r.case.query,
@@ -205,19 +210,19 @@ def _json(outcome: Outcome) -> dict[str, JSON]:
         ],
         "mrr": round(report.mrr, 4),
         "failures": len(report.failures),
-        "ok": outcome.ok,
+        "ok": check.ok,
     }
     for k in RECALL_AT:
         out[f"recall@{k}"] = round(report.recall(k), 4)
-    if outcome.baseline is not None:
+    if check.baseline is not None:
         out["baseline"] = {
-            "file": outcome.baseline,
-            "mrr": outcome.mrr_before,
-            "mrr_dropped": outcome.mrr_dropped,
+            "file": check.baseline,
+            "mrr": check.mrr_before,
+            "mrr_dropped": check.mrr_dropped,
             "regressions": [
                 {"query": r.case.query, "agent": r.case.agent, "expect": r.case.expect, "before": r.before,
                  "after": r.after}
-                for r in outcome.regressions
+                for r in check.regressions
             ],
         }  # fmt: skip
     return out

@@ -9,8 +9,10 @@ import importlib
 import importlib.util
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from quiver.commands.outcome import Outcome
 from quiver.errors import UsageError
 from quiver.findings.catalog import entry
 from quiver.findings.rule import Rule, index_rules
@@ -95,7 +97,19 @@ def _declared(rule_id: str) -> Rule | None:
     return next((r for r in getattr(module, "RULES", ()) if r.code == line.code), None)
 
 
-def run(rule_id: str | None, *, show_all: bool, fmt: str) -> str:
+@dataclass(frozen=True, slots=True)
+class RuleOptions:
+    rule_id: str | None = None  # a code or a name; None: every rule
+    show_all: bool = False
+    fmt: str = "text"
+
+
+def run(options: RuleOptions) -> Outcome:
+    return Outcome(rule_doc(options.rule_id, show_all=options.show_all, fmt=options.fmt))
+
+
+def rule_doc(rule_id: str | None, *, show_all: bool, fmt: str) -> str:
+    """One rule's documentation, or the list of every rule (text or JSON)."""
     one = _declared(rule_id) if rule_id is not None and not show_all else None
     table = {one.code: one} if one is not None else rule_table()
     rules = sorted({r.code: r for r in table.values()}.values(), key=lambda r: r.code)

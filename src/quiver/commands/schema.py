@@ -7,16 +7,29 @@ the document itself, so `quiver schema manifest --output .quiver/manifest.schema
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
+from quiver.commands.outcome import Outcome
 from quiver.errors import UsageError
 from quiver.suggest import did_you_mean
 from quiver.validation import load_schema, schema_id, schema_names
 
-__all__ = ["run"]
+__all__ = ["SchemaOptions", "run", "schema_text"]
 
 
-def run(name: str | None) -> str:
+@dataclass(frozen=True, slots=True)
+class SchemaOptions:
+    name: str | None = None
+    output: Path | None = None  # write the schema to this file instead of stdout
+
+
+def run(options: SchemaOptions) -> Outcome:
+    return Outcome(schema_text(options.name), output=options.output)
+
+
+def schema_text(name: str | None) -> str:
     """The schema `name` exactly as shipped; without a name, one line per schema: name and `$id`."""
     names = schema_names()
     if name is None:

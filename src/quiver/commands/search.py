@@ -10,9 +10,11 @@ in JSON and as a line under each text row.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from quiver._search._scope import agent_docs, project_docs, project_index
+from quiver.commands.outcome import Outcome
 from quiver.errors import InputError, Position, UsageError
 from quiver.project import Project, load_project
 from quiver.resolve import resolve_agent
@@ -22,9 +24,26 @@ from quiver.suggest import did_you_mean
 DESCRIPTION_WIDTH = 72  # characters of the description the text table shows
 
 
-def run(
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    root: Path
+    query: str
+    agent: str | None = None  # only the tools this agent resolves to
+    limit: int = 10
+    fmt: str = "text"
+    lexical: bool = False  # words alone, without the embedding model
+    explain: bool = False  # what made each score
+
+
+def run(options: SearchOptions) -> Outcome:
+    o = options
+    return Outcome(search_tools(o.root, o.query, o.agent, o.limit, o.fmt, lexical=o.lexical, explain=o.explain))
+
+
+def search_tools(
     root: Path, query: str, agent: str | None, limit: int, fmt: str, *, lexical: bool = False, explain: bool = False
 ) -> str:
+    """The ranking `quiver search` prints (text or JSON); `quiver.api.search` reads its JSON."""
     if not query.strip():
         raise UsageError(
             "the query is empty", hint='say what the tool should do: `quiver search "open a pull request"`'

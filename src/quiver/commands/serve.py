@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quiver.commands.outcome import Outcome
 from quiver.errors import UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from quiver._search._gateway import SearchSetup
     from quiver.runtime._manifest import ManifestServer
@@ -65,49 +67,55 @@ def configure_logging(level: str) -> None:
     logging.getLogger("quiver").setLevel(level.upper())
 
 
-def run(
-    manifest_path: Path | str,
-    *,
-    http: str | None = None,
-    token: str | None = None,
-    startup_timeout_s: float | None = None,
-    log_level: str = "info",
-    executor: Executor | None = None,
-    ledger: str | None = None,
-    no_ledger: bool = False,
-    project: Path | None = None,
-    allow_hosts: Sequence[str] = (),
-    allow_origins: Sequence[str] = (),
-) -> int:
-    """Serve the manifest until the client leaves (stdio) or a signal arrives. Returns the exit code:
-    0 when the client left or after SIGTERM, 130 after SIGINT.
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    manifest: Path
+    project: Path | None = None  # the project root; None: the manifest's project
+    http: str | None = None  # [HOST:]PORT for streamable HTTP; None: stdio
+    token: str | None = None  # the bearer token over HTTP (default: $QUIVER_TOKEN)
+    startup_timeout: float | None = None
+    log_level: str = "info"
+    ledger: str | None = None
+    no_ledger: bool = False
+    allow_hosts: tuple[str, ...] = ()
+    allow_origins: tuple[str, ...] = ()
+
+
+def run(options: ServeOptions, *, executor: Executor | None = None) -> Outcome:
+    """Serve the manifest until the client leaves (stdio) or a signal arrives; the log streams to stderr.
+    The exit code: 0 when the client left or after SIGTERM, 130 after SIGINT.
 
     The project (`-C`, else the manifest's nearest ancestor with a quiver config, an MCP config or
     `.git`, else the working directory) holds both the usage records and the durable ledger every
     permitted call runs through (`--ledger`, else QUIVER_LEDGER_URL, else the config's `ledger`,
-    relative to that project); `no_ledger` runs calls directly instead.
+    relative to that project); `no_ledger` runs calls directly instead. `executor` replaces the one
+    these would build (a test's, or a replica's on a shared ledger).
     """
-    from quiver.runtime._manifest import load_manifest
+    from quiver.extras import require
+
+    require("serve", "`quiver serve`")
+    from quiver.runtime._manifest import load_manifest  # `mcp` and the runtime: only once `serve` is installed
     from quiver.runtime.usage import project_root_of
 
-    manifest_path = Path(manifest_path)
+    o, project, http = options, options.project, options.http
+    manifest_path = o.manifest
     if project is not None and not manifest_path.is_absolute() and (project / manifest_path).is_file():
         manifest_path = project / manifest_path
     manifest = load_manifest(manifest_path)
     root = project or project_root_of(manifest_path, default=Path.cwd())
     check_inputs(manifest.servers, os.environ, root=root, manifest=manifest_path)
     address = parse_address(http) if http is not None else None
-    bearer = resolve_token(token) if address is not None else None
-    if (allow_hosts or allow_origins) and address is None:
+    bearer = resolve_token(o.token) if address is not None else None
+    if (o.allow_hosts or o.allow_origins) and address is None:
         raise UsageError("--allow-host and --allow-origin apply to --http", hint="add --http HOST:PORT")
-    if address is not None and address[0] in ("0.0.0.0", "::") and not allow_hosts:
+    if address is not None and address[0] in ("0.0.0.0", "::") and not o.allow_hosts:
         raise UsageError(
             f"--http {http} listens on every address, so no Host header is allowed by default",
             hint="name the host clients use: --allow-host gateway.example.com:* (see README, serve --http)",
         )
-    if startup_timeout_s is not None and startup_timeout_s <= 0:
+    if o.startup_timeout is not None and o.startup_timeout <= 0:
         raise UsageError("--startup-timeout must be positive")
-    configure_logging(log_level)
+    configure_logging(o.log_level)
 
     import anyio
 
@@ -120,7 +128,7 @@ def run(
         from quiver.runtime.protocol import DirectExecutor
 
         hook = FlowGuard(manifest) if manifest.flows_enforce else None  # `[flows] enforce` in the quiver config
-        executor = DirectExecutor(hook=hook) if no_ledger else ledger_executor(root, ledger, hook=hook)
+        executor = DirectExecutor(hook=hook) if o.no_ledger else ledger_executor(root, o.ledger, hook=hook)
     provider = configure_tracing(None, environ=os.environ)
     import time
 
@@ -130,7 +138,7 @@ def run(
     machine_dir(root / USAGE_DIR)
     recorder = UsageRecorder(usage_path(root, manifest.agent_id), clock=time.time, agent=manifest.agent_id)
     gateway = Gateway(
-        manifest, executor=executor, startup_timeout_s=startup_timeout_s, recorder=recorder, search=search_setup(root)
+        manifest, executor=executor, startup_timeout_s=o.startup_timeout, recorder=recorder, search=search_setup(root)
     )
     try:
         if address is None:
@@ -139,13 +147,13 @@ def run(
             assert bearer is not None
             serving = partial(
                 serve_http, gateway, address[0], address[1], bearer, ready=write_ready,
-                allow_hosts=tuple(allow_hosts), allow_origins=tuple(allow_origins),
+                allow_hosts=o.allow_hosts, allow_origins=o.allow_origins,
             )  # fmt: skip
             code = anyio.run(serving)
     finally:
         if provider is not None:
             provider.shutdown()
-    return code
+    return Outcome(code=code)
 
 
 def check_inputs(

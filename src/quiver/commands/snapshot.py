@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver._search._scope import warm_root
+from quiver.commands.outcome import Outcome
 from quiver.errors import InputError, Position, UsageError
 from quiver.model import Lock, Server, sha256_json
 from quiver.project import load_project
@@ -15,6 +16,32 @@ from quiver.sources.files import write_atomic
 from quiver.sources.imports import import_catalog
 from quiver.sources.lock import ServerCatalog, catalogs_from_lock, known_tokens, render_lock
 from quiver.variables import expand
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOptions:
+    root: Path
+    servers: tuple[str, ...] = ()  # only these servers; with `import_path`, the one it names
+    import_path: str | None = None  # a tools/list JSON or a directory of tool snapshots, instead of live servers
+    check: bool = False  # write nothing; exit 1 when a live server no longer matches the lock
+    timeout: float | None = None  # seconds per server (default: its timeout_ms, else 30)
+
+
+def run(options: SnapshotOptions) -> Outcome:
+    """Import a catalog into the lock, or snapshot (or check) the live servers; the report is on stderr."""
+    from quiver.config import load_config
+
+    root = options.root
+    lock_rel = load_config(root).lock
+    if options.import_path is not None:
+        if len(options.servers) != 1:
+            raise UsageError("--import needs exactly one --server NAME", hint="name the server the tools belong to")
+        return Outcome(messages=(run_import(root, options.import_path, options.servers[0], lock_rel),))
+    from quiver.extras import require
+
+    require("serve", "`quiver snapshot` of live servers")  # MCP client; `--import` needs nothing more
+    code, lines = run_live(root, options.servers, lock_rel, check=options.check, timeout_s=options.timeout)
+    return Outcome(messages=tuple(lines), code=code)
 
 
 @dataclass(frozen=True, slots=True)

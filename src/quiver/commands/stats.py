@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiver.commands.outcome import Outcome
 from quiver.model import JSON
 from quiver.sources.usage_log import USAGE_DIR, read_usage
 from quiver.stats import AgentStats, ToolStats, UsageStats, parse_since, summarize
@@ -15,12 +16,10 @@ FORMATS = ("text", "json")
 
 
 @dataclass(frozen=True, slots=True)
-class Output:
-    """What a command hands the CLI: the report for stdout, lines for stderr, the exit code."""
-
-    text: str
-    messages: tuple[str, ...] = ()
-    code: int = 0
+class StatsOptions:
+    root: Path
+    since: str | None = None  # only sessions started since: a duration ago (90s, 30m, 12h, 7d, 2w) or an ISO date
+    fmt: str = "text"
 
 
 def load_usage(root: Path, since: str | None, *, now: float | None = None) -> tuple[UsageStats, tuple[str, ...]]:
@@ -34,14 +33,14 @@ def load_usage(root: Path, since: str | None, *, now: float | None = None) -> tu
     return usage, messages
 
 
-def run(root: Path, since: str | None, fmt: str, *, now: float | None = None) -> Output:
-    usage, messages = load_usage(root, since, now=now)
-    if fmt == "json":
-        return Output(json.dumps(stats_json(usage), indent=2, sort_keys=True) + "\n", messages)
+def run(options: StatsOptions, *, now: float | None = None) -> Outcome:
+    usage, messages = load_usage(options.root, options.since, now=now)
+    if options.fmt == "json":
+        return Outcome(json.dumps(stats_json(usage), indent=2, sort_keys=True) + "\n", messages)
     if not usage.sessions:
         where = f"{USAGE_DIR}/" + (f" since {_when(usage.since)}" if usage.since is not None else "")
-        return Output(f"no sessions recorded in {where}\n", messages)
-    return Output(stats_text(usage), messages)
+        return Outcome(f"no sessions recorded in {where}\n", messages)
+    return Outcome(stats_text(usage), messages)
 
 
 def stats_text(usage: UsageStats) -> str:

@@ -6,22 +6,20 @@ from pathlib import Path
 
 import click
 
-from quiver.commands._options import emit as _emit
-from quiver.commands._options import host_option, project_option
+from quiver.commands._options import format_option, host_option, project_option, sessions_since_option
 from quiver.commands._options import root as _root
+from quiver.commands.outcome import render
 
 
 @click.command("stats")
 @project_option
-@click.option(
-    "--since", default=None, help="Only sessions started since a duration ago (90s, 30m, 12h, 7d, 2w) or an ISO date."
-)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def stats_command(project: Path, since: str | None, fmt: str) -> None:
+@sessions_since_option
+@format_option
+def stats_command(project: Path, since: str | None, fmt: str) -> int:
     """Figures of the recorded gateway sessions (.quiver/usage/), per agent and per tool."""
-    from quiver.commands.stats import run
+    from quiver.commands.stats import StatsOptions, run
 
-    _emit(run(_root(project), since, fmt))
+    return render(run(StatsOptions(root=_root(project), since=since, fmt=fmt)))
 
 
 @click.command("advise")
@@ -33,7 +31,7 @@ def stats_command(project: Path, since: str | None, fmt: str) -> None:
     help='Advise from a JSON-lines log of calls made without quiver: {"session", "tool": "server/tool", "timestamp"}.',
 )
 @click.option("--agent", default=None, help="Advise only this agent (with --shadow: the agent that made the calls).")
-@click.option("--since", default=None, help="Only sessions started since a duration ago (7d, 12h) or an ISO date.")
+@sessions_since_option
 @click.option("--min-sessions", type=click.IntRange(min=1), default=10, show_default=True, help="Fewer: no advice.")
 @click.option(
     "--patch",
@@ -42,7 +40,7 @@ def stats_command(project: Path, since: str | None, fmt: str) -> None:
     default=None,
     help="Write the config change to this file (atomically) as a patch for `git apply` or `patch -p1`.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 def advise_command(
     project: Path,
     shadow: Path | None,
@@ -51,11 +49,20 @@ def advise_command(
     min_sessions: int,
     patch_out: Path | None,
     fmt: str,
-) -> None:
+) -> int:
     """Which tools each agent should preload or defer, from recorded use, and the config change as a patch."""
-    from quiver.commands.advise import run
+    from quiver.commands.advise import AdviseOptions, run
 
-    _emit(run(_root(project), shadow, fmt, patch_out, agent=agent, since=since, min_sessions=min_sessions))
+    options = AdviseOptions(
+        root=_root(project),
+        shadow=shadow,
+        fmt=fmt,
+        patch_out=patch_out,
+        agent=agent,
+        since=since,
+        min_sessions=min_sessions,
+    )
+    return render(run(options))
 
 
 @click.command("budget")
@@ -67,10 +74,10 @@ def advise_command(
     default=None,
     help="Also write a self-contained HTML report (charts, largest schemas, advice) to this file.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option
 @host_option
-def budget_command(project: Path, html_out: Path | None, fmt: str, host: str | None) -> None:
+def budget_command(project: Path, html_out: Path | None, fmt: str, host: str | None) -> int:
     """The compiled manifests' token budget per agent; --html writes a report to look at."""
-    from quiver.commands.budget import run
+    from quiver.commands.budget import BudgetOptions, run
 
-    _emit(run(_root(project), html_out, fmt, host))
+    return render(run(BudgetOptions(root=_root(project), html_out=html_out, fmt=fmt, host=host)))
