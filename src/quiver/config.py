@@ -450,13 +450,19 @@ _KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*"
 
 def _dotted(text: str) -> tuple[str, ...] | None:
     """The parts of a TOML dotted key (`tools."a/b".retry`), or None when `text` is not one."""
+    found = _dotted_parts(text)
+    return None if found is None else found[0]
+
+
+def _dotted_parts(text: str) -> tuple[tuple[str, ...], int] | None:
+    """The parts of a TOML dotted key and the offset in `text` where its last part starts, or None."""
     import re
 
     parts = []
     for piece in re.finditer(rf"{_KEY_PART}(\.|$)", text):
         parts.append(piece.group(1).strip("\"'"))
         if not piece.group(2):
-            return tuple(parts) if piece.end() == len(text) else None
+            return (tuple(parts), piece.start(1)) if piece.end() == len(text) else None
     return None
 
 
@@ -483,11 +489,12 @@ def key_paths(text: str, *, nested: bool) -> dict[tuple[str, ...], tuple[int, in
         if table is None or "=" not in line:
             continue
         left, _, right = line.partition("=")
-        key = _dotted(left.strip())
-        if not key:
+        dotted = _dotted_parts(left.strip())
+        if not dotted:
             continue
+        key, last = dotted
         path = table + key
-        found.setdefault(path, (number, len(left) - len(left.lstrip()) + 1))
+        found.setdefault(path, (number, len(left) - len(left.lstrip()) + last + 1))  # a dotted key's last part
         if right.strip().startswith("{"):
             for inner in re.finditer(rf"[{{,]{_KEY_PART}=", right):
                 found.setdefault((*path, inner.group(1).strip("\"'")), (number, len(left) + 2 + inner.start(1)))
