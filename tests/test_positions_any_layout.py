@@ -4,7 +4,7 @@ The demo project, seeded so that every file kind quiver reads with positions has
 `.mcp.json`, `.vscode/mcp.json`, `.github/mcp.json`, `mcp-config.json`, agent frontmatter, quiver.toml),
 is linted as written and again with each file rewritten in other layouts that mean the same: JSON
 indented by 4, by 1, with tabs, on one line; YAML indented by 4 with block lists, or with flow lists;
-TOML indented, with an inline array of tables and dotted keys. The findings must be the same, each at the
+TOML indented, with inline tables (an inline array of tables) or dotted keys. The findings must be the same, each at the
 same key or value: a position is compared by what it points at (a JSON pointer, a YAML path, a TOML key
 and its occurrence), not by its line, so a minified file (all on line 1) is checked by its columns.
 A tools/list snapshot is a side of `quiver diff`, checked the same way.
@@ -96,6 +96,17 @@ threshold   =   30
     timeout = 5
     bogus_policy = 1
 """,
+    "inline": """\
+threshold = 30
+budget_tokens = 20000
+unknown_top = 1
+mcp_servers = [
+  # the same entries as inline tables
+  { name = "github", preload_tools = ["search_issues", "issue_read", "search_pull_requests"], preloadd = true },
+  {name="notion",preload=false},
+]
+servers = { time = { timeout = 5, bogus_policy = 1 } }
+""",
     "dotted": """\
 threshold = 30
 budget_tokens = 20000
@@ -154,7 +165,7 @@ YAML_LAYOUTS: dict[str, dict[str, Any]] = {
 }
 # one lint run per JSON layout, each with a YAML and a TOML layout too
 RUNS = [
-    (layout, sorted(YAML_LAYOUTS)[i % len(YAML_LAYOUTS)], ("indented", "dotted", "tables")[i % 3])
+    (layout, sorted(YAML_LAYOUTS)[i % len(YAML_LAYOUTS)], ("indented", "inline", "dotted", "tables")[i % 4])
     for i, layout in enumerate(JSON_LAYOUTS)
 ]
 

@@ -173,18 +173,19 @@ def _config_overlays(root: Path, config: Config) -> list[Server]:
             continue
         line, keys = blocks[i] if i < len(blocks) else (0, {})
         node = Node(dict(entry), line, 1 if line else 0)
-        node.key_positions = {k: (keys.get(k, line), 1 if keys.get(k, line) else 0) for k in entry}
+        node.key_positions = {k: keys.get(k, (line, 1 if line else 0)) for k in entry}
         out.append(server_from_node(name, node, Location(rel, line, 1 if line else 0), "config"))
     return out
 
 
-def _toml_array_positions(path: Path, table: str) -> list[tuple[int, dict[str, int]]]:
-    """For each `[[...mcp_servers]]` header: its line and the line of each `key =` below it."""
+def _toml_array_positions(path: Path, table: str) -> list[tuple[int, dict[str, tuple[int, int]]]]:
+    """For each `mcp_servers` entry (a `[[mcp_servers]]` header or an inline table): its line and the line
+    and column of each of its keys."""
     try:
         text = read_text(path, path.name)
     except QuiverError:
         return []
-    return [(line, {k: at[0] for k, at in keys.items()}) for line, keys in array_key_positions(text, table)]
+    return array_key_positions(text, table)
 
 
 def merge_servers(configs: tuple[McpConfig, ...], overlays: tuple[Server, ...] = ()) -> dict[str, Server]:
