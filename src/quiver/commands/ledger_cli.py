@@ -9,14 +9,12 @@ import click
 
 from quiver.commands._options import project_option
 from quiver.commands._options import root as _root
+from quiver.runtime.states import RESOLVED_STATES, LedgerState
 
 if TYPE_CHECKING:
     from quiver.runtime.ledger_open import LedgerTarget
 
-_LEDGER_STATES = click.Choice(
-    ["proposed", "validated", "awaiting_approval", "dispatching", "succeeded", "failed_retryable", "failed_final",
-     "unknown_outcome"]
-)  # fmt: skip
+_LEDGER_STATES = click.Choice([state.value for state in LedgerState])
 ledger_option = click.option(
     "--ledger", "ledger", default=None, metavar="PATH|URL",
     help="Ledger: a SQLite file or a postgresql:// URL (default: $QUIVER_LEDGER_URL, else `ledger` in config: "
@@ -113,7 +111,7 @@ def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: s
 @project_option
 @ledger_option
 @click.argument("action_id")
-@click.option("--state", "state", required=True, type=click.Choice(["succeeded", "failed_final"]),
+@click.option("--state", "state", required=True, type=click.Choice([state.value for state in RESOLVED_STATES]),
               help="What the operator found: it took effect, or it did not.")  # fmt: skip
 @click.option("--note", default=None, help="Why (kept in the ledger's event log).")
 @click.option("--by", default=None, help="Who resolves (default: the login name).")
