@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Literal
 
 from quiver.errors import ConfigError, Position
-from quiver.hosts.model import HostId
+from quiver.hosts import AGENT_HOSTS, HOST_IDS
 from quiver.model import JSON
 
-HOST_IDS = tuple(h.value for h in HostId)
-AGENT_HOST_IDS = tuple(h.value for h in HostId if not h.value.endswith("-api"))
+AGENT_HOST_IDS = AGENT_HOSTS  # the hosts that run agent files and sessions (`sessions`), not the model APIs
 
 DEFAULT_THRESHOLD = 30
 # Models whose host supports tool search (DESIGN §3): Claude Sonnet/Opus 4+, GPT-5.4+, or unset.
