@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from quiver.errors import InputError
-from quiver.sources._json import Node, parse_json
+from quiver.sources._json import Node, _Parser, parse_json
 
 DOC = {
     "servers": {
@@ -107,11 +107,38 @@ def error(text: str, **options: int) -> str:
         '{"a": {"b": "open}}',
         '{"a": {"b": {"c": 1}}',  # cut short
         '{"a":\n  {"b":\n    {"c": tru}}}',
+        '{"a": 1, "a": 2}',  # a duplicate at the top, read by the fast path
+        '{"a": [1, 2, 3,]}',
+        '{"a" 1}',
+        '{"a": "x\\qy"}',  # an unknown escape
+        '{"a\\q": 1}',  # in a key
     ],
 )
-def test_a_fault_in_a_value_read_whole_is_named_where_the_full_reader_names_it(text: str) -> None:
-    assert error(text, whole_from=2) == error(text)
-    assert error(text, whole_from=1) == error(text)
+def test_a_fault_is_named_where_the_character_by_character_reader_names_it(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast paths (members by regular expression, values by the C scanner) leave every fault to the
+    reader that names it: the same message at the same place as without them."""
+    found = [error(text), error(text, whole_from=2), error(text, whole_from=1)]
+    monkeypatch.setattr(_Parser, "fast_obj", _Parser.obj)
+    monkeypatch.setattr(_Parser, "fast_arr", _Parser.arr)
+    assert found == [error(text)] * 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 01}',  # read whole, `0` then `1`: "expected `,`" one column on, as `json` says
+        "[" * 199 + '{"deep": [1, 2]}' + "]" * 199,  # read whole, nesting is the C scanner's (see decisions)
+    ],
+)
+def test_the_fast_path_names_faults_as_the_character_by_character_reader(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = error(text)
+    monkeypatch.setattr(_Parser, "fast_obj", _Parser.obj)
+    monkeypatch.setattr(_Parser, "fast_arr", _Parser.arr)
+    assert found == error(text)
 
 
 def test_duplicate_keys_are_refused_at_every_depth_with_their_place() -> None:

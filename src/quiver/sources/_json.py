@@ -23,7 +23,7 @@ from quiver.model import JSON
 MAX_DEPTH = 200
 _BLANK = re.compile(r"[ \t\r\n]*")
 # the fast path of plain JSON: a whole member's key and colon, what follows a value, an empty container
-_MEMBER = re.compile(r'[ \t\r\n]*"((?:[^"\\\x00-\x1f]|\\.)*)"[ \t\r\n]*:[ \t\r\n]*')
+_MEMBER = re.compile(r'[ \t\r\n]*"([^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*)"[ \t\r\n]*:[ \t\r\n]*')
 _AFTER = re.compile(r"[ \t\r\n]*([,}\]])")
 _EMPTY = re.compile(r"[ \t\r\n]*[}\]]")
 
@@ -127,16 +127,19 @@ class _Parser:
         return Node(value, line, col)
 
     def fast_obj(self, depth: int, line: int, col: int) -> Node:
-        """An object of plain JSON, a member per regular-expression match; anything unexpected (a syntax
-        error, a duplicate key) reads the object again with `obj`, which names the fault."""
+        """An object of plain JSON, a member per regular-expression match and its value by the C scanner
+        when it is a scalar or read whole; anything unexpected (a syntax error, a duplicate key, a value
+        the C scanner refuses) reads the object again with `obj`, which names the fault."""
         text, start = self.text, (self.i, self.line, self.line_start)
         node = Node({}, line, col)
+        children, places, values = node.children, node.key_positions, node.value
         empty = _EMPTY.match(text, self.i + 1)
         if empty is not None and text[empty.end() - 1] == "}":
             self.advance(empty.end())
             return node
+        whole = self.whole_from is not None and depth + 1 >= self.whole_from
         at = self.i + 1
-        while True:
+        while depth < MAX_DEPTH:
             member = _MEMBER.match(text, at)
             if member is None:
                 break
@@ -146,15 +149,21 @@ class _Parser:
                     key = _scanstring(text, member.start(1), True)[0]
                 except json.JSONDecodeError:
                     break
-            if key in node.children:
+            if key in children:
                 break
             self.advance(member.start(1) - 1)
-            where = (self.line, self.i - self.line_start + 1)
+            places[key] = (self.line, self.i - self.line_start + 1)
             self.advance(member.end())
-            child = self.value(depth + 1)
-            node.children[key] = child
-            node.key_positions[key] = where
-            node.value[key] = child.value
+            if whole or text[self.i : self.i + 1] not in ("{", "["):
+                try:
+                    value, end = _SCAN(text, self.i)
+                except (StopIteration, ValueError, RecursionError, _DuplicateKey):
+                    break
+                children[key] = child = Node(value, self.line, self.i - self.line_start + 1)
+                self.advance(end)
+            else:
+                children[key] = child = self.value(depth + 1)
+            values[key] = child.value
             after = _AFTER.match(text, self.i)
             if after is None or after.group(1) == "]":
                 break
@@ -169,19 +178,27 @@ class _Parser:
         """An array of plain JSON (see `fast_obj`; `arr` reads it again on a fault)."""
         text, start = self.text, (self.i, self.line, self.line_start)
         node = Node([], line, col)
+        items, values = node.items, node.value
         empty = _EMPTY.match(text, self.i + 1)
         if empty is not None and text[empty.end() - 1] == "]":
             self.advance(empty.end())
             return node
+        whole = self.whole_from is not None and depth + 1 >= self.whole_from
         at = self.i + 1
-        while True:
+        while depth < MAX_DEPTH:
             blank = _BLANK.match(text, at)
             self.advance(blank.end() if blank is not None else at)
-            if self.i >= len(text) or text[self.i] in ",]}":
-                break
-            child = self.value(depth + 1)
-            node.items.append(child)
-            node.value.append(child.value)
+            if whole or text[self.i : self.i + 1] not in ("{", "["):
+                try:
+                    value, end = _SCAN(text, self.i)
+                except (StopIteration, ValueError, RecursionError, _DuplicateKey):
+                    break
+                child = Node(value, self.line, self.i - self.line_start + 1)
+                self.advance(end)
+            else:
+                child = self.value(depth + 1)
+            items.append(child)
+            values.append(child.value)
             after = _AFTER.match(text, self.i)
             if after is None or after.group(1) == "}":
                 break
