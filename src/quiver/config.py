@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Literal
 
 from quiver.errors import ConfigError, Position
-from quiver.hosts.model import HostId
+from quiver.hosts import AGENT_HOSTS, HOST_IDS
 from quiver.model import JSON
 
-HOST_IDS = tuple(h.value for h in HostId)
-AGENT_HOST_IDS = tuple(h.value for h in HostId if not h.value.endswith("-api"))
+AGENT_HOST_IDS = AGENT_HOSTS  # the hosts that run agent files and sessions (`sessions`), not the model APIs
 
 DEFAULT_THRESHOLD = 30
 # Models whose host supports tool search (DESIGN §3): Claude Sonnet/Opus 4+, GPT-5.4+, or unset.
@@ -427,21 +426,72 @@ def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int,
 
 
 def array_key_positions(text: str, table: str) -> list[tuple[int, dict[str, tuple[int, int]]]]:
-    """For each `[[...table]]` header, in order: its line and the line and column of each `key =` below it."""
+    """For each entry of the array of tables `table`, in order: its line and the line and column of each of
+    its keys. An entry is a `[[table]]` header and the `key =` lines below it, or an inline table of
+    `table = [{key = ...}, ...]`."""
     import re
 
     header = re.compile(rf"^\s*\[\[\s*(tool\.quiver\.)?{table}\s*\]\]")
-    key = re.compile(r"^(\s*)([A-Za-z0-9_-]+)\s*=")
+    inline = re.compile(rf"^\s*(tool\.quiver\.)?{table}\s*=\s*\[")
+    key = re.compile(r"""^(\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
     out: list[tuple[int, dict[str, tuple[int, int]]]] = []
     current: dict[str, tuple[int, int]] | None = None
-    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+    text = text.replace("\r\n", "\n")
+    start = 0
+    for number, line in enumerate(text.split("\n"), start=1):
         if header.match(line):
             current = {}
             out.append((number, current))
         elif line.lstrip().startswith("["):
             current = None
         elif current is not None and (match := key.match(line)):
-            current.setdefault(match.group(2), (number, len(match.group(1)) + 1))
+            current.setdefault(match.group(2).strip("\"'"), (number, len(match.group(1)) + 1))
+        elif current is None and (match := inline.match(line)):
+            out.extend(_inline_tables(text, start + match.end() - 1))
+        start += len(line) + 1
+    return out
+
+
+def _inline_tables(text: str, at: int) -> list[tuple[int, dict[str, tuple[int, int]]]]:
+    """The inline tables of the TOML array opening at `text[at]` (`[`): for each, its line and the line and
+    column of each of its keys. Strings and comments are stepped over; nested values are not entries."""
+    import re
+
+    from quiver.sources._toml import line_col, skip_string
+
+    key = re.compile(r"""("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*[=.]""")
+    out: list[tuple[int, dict[str, tuple[int, int]]]] = []
+    current: dict[str, tuple[int, int]] | None = None
+    depth, wants_key, i = 0, False, at
+    while i < len(text):
+        ch = text[i]
+        found = key.match(text, i) if current is not None and depth == 2 and wants_key else None
+        if found is not None and current is not None:
+            current.setdefault(found.group(1).strip("\"'"), line_col(text, i))
+            wants_key, i = False, found.end()
+            continue
+        if ch in "\"'":
+            i = skip_string(text, i)
+            continue
+        if ch == "#":
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        if ch in "[{":
+            depth += 1
+            if ch == "{" and depth == 2:
+                current = {}
+                out.append((line_col(text, i)[0], current))
+                wants_key = True
+        elif ch in "]}":
+            depth -= 1
+            if depth <= 1:
+                current = None
+            if depth == 0:
+                break
+        elif ch == "," and depth == 2:
+            wants_key = True
+        i += 1
     return out
 
 
@@ -450,20 +500,25 @@ _KEY_PART = r"\s*(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)\s*"
 
 def _dotted(text: str) -> tuple[str, ...] | None:
     """The parts of a TOML dotted key (`tools."a/b".retry`), or None when `text` is not one."""
+    found = _dotted_parts(text)
+    return None if found is None else found[0]
+
+
+def _dotted_parts(text: str) -> tuple[tuple[str, ...], int] | None:
+    """The parts of a TOML dotted key and the offset in `text` where its last part starts, or None."""
     import re
 
     parts = []
     for piece in re.finditer(rf"{_KEY_PART}(\.|$)", text):
         parts.append(piece.group(1).strip("\"'"))
         if not piece.group(2):
-            return tuple(parts) if piece.end() == len(text) else None
+            return (tuple(parts), piece.start(1)) if piece.end() == len(text) else None
     return None
 
 
 def key_paths(text: str, *, nested: bool) -> dict[tuple[str, ...], tuple[int, int]]:
     """Line and column of every key of the quiver table, by key path (a table header counts as its key;
     keys of a one-line inline table are found too). The first place a path is written wins."""
-    import re
 
     found: dict[tuple[str, ...], tuple[int, int]] = {}
     table: tuple[str, ...] | None = () if not nested else None
@@ -483,15 +538,70 @@ def key_paths(text: str, *, nested: bool) -> dict[tuple[str, ...], tuple[int, in
         if table is None or "=" not in line:
             continue
         left, _, right = line.partition("=")
-        key = _dotted(left.strip())
-        if not key:
+        dotted = _dotted_parts(left.strip())
+        if not dotted:
             continue
+        key, last = dotted
         path = table + key
-        found.setdefault(path, (number, len(left) - len(left.lstrip()) + 1))
+        found.setdefault(path, (number, len(left) - len(left.lstrip()) + last + 1))  # a dotted key's last part
         if right.strip().startswith("{"):
-            for inner in re.finditer(rf"[{{,]{_KEY_PART}=", right):
-                found.setdefault((*path, inner.group(1).strip("\"'")), (number, len(left) + 2 + inner.start(1)))
+            brace = len(left) + 1 + right.index("{")
+            for inner, column in _inline_keys(line, brace):
+                found.setdefault((*path, *inner), (number, column))
     return found
+
+
+_KEY_TEXT = r"\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+"
+_INLINE_KEY = rf"[ \t]*((?:(?:{_KEY_TEXT})[ \t]*\.[ \t]*)*(?:{_KEY_TEXT}))[ \t]*="
+
+
+def _inline_keys(line: str, at: int) -> list[tuple[tuple[str, ...], int]]:
+    """The keys of the one-line inline table opening at `line[at]` (`{`), nested tables' keys by their path
+    from it, each with the 1-based column of its last part (arrays' contents are not keys of the table)."""
+    import re
+
+    from quiver.sources._toml import skip_string
+
+    key = re.compile(_INLINE_KEY)
+    out: list[tuple[tuple[str, ...], int]] = []
+    tables: list[tuple[str, ...]] = [()]
+    arrays, wants_key, i = 0, True, at + 1
+    while i < len(line) and tables:
+        found = key.match(line, i) if wants_key and not arrays else None
+        if found is not None:
+            dotted = _dotted_parts(found.group(1))
+            if dotted is None:
+                break
+            path = (*tables[-1], *dotted[0])
+            out.append((path, found.start(1) + dotted[1] + 1))
+            i = found.end()
+            rest = line[i:].lstrip(" \t")
+            wants_key = rest.startswith("{")
+            if wants_key:
+                tables.append(path)
+                i = len(line) - len(rest) + 1
+            continue
+        ch = line[i]
+        if ch in "\"'":
+            i = skip_string(line, i)
+            continue
+        if ch == "[":
+            arrays += 1
+        elif ch == "]":
+            arrays -= 1
+        elif ch == "{" and arrays:
+            arrays += 1  # an inline table inside an array: stepped over as an array level
+        elif ch == "}":
+            if arrays:
+                arrays -= 1
+            else:
+                tables.pop()
+        elif ch == "," and not arrays:
+            wants_key = True
+        elif ch == "#":
+            break
+        i += 1
+    return out
 
 
 def _split_examples(

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 JSON = Any  # the JSON boundary: values parsed from or written to JSON/YAML
@@ -16,6 +17,18 @@ Transport = Literal["stdio", "http", "sse"]
 AgentKind = Literal["copilot", "claude", "chatmode"]
 
 SEVERITY_ORDER: Mapping[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+class Dialect(StrEnum):
+    """How a server entry is written: in an MCP config file of one of the dialects quiver reads
+    (`sources/mcp_config.CONFIG_DIALECTS`, the mcp-config schema), or elsewhere."""
+
+    MCP_SERVERS = "mcpServers"  # {"mcpServers": {...}}: .mcp.json, mcp-config.json, .github/mcp.json
+    VSCODE = "vscode"  # {"servers": {...}, "inputs": [...]}: .vscode/mcp.json (JSONC)
+    LIST = "list"  # {"mcp_servers": [...]}: quiver's list form, `preload` / `preload_tools`
+    AGENT = "agent"  # an agent's frontmatter `mcp-servers` (`mcpServers` for Claude Code)
+    CONFIG = "config"  # a `[[mcp_servers]]` entry of the quiver config
+    HOST = "host"  # a server the host brings, with no entry of the project's
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +61,7 @@ class Server:
 
     name: str
     location: Location
-    dialect: str
+    dialect: Dialect
     type: Transport | None = None
     raw_type: str | None = None
     command: str | None = None

@@ -9,7 +9,8 @@ from typing import TypeVar
 
 from quiver.config import Config, array_key_positions, load_config
 from quiver.errors import InputError, InputErrors, Position, QuiverError
-from quiver.model import Agent, Location, Lock, Server
+from quiver.hosts.model import HostId
+from quiver.model import Agent, Dialect, Location, Lock, Server
 from quiver.sources.agents import AgentFile, discover_agents, read_agent
 from quiver.sources.files import read_text
 from quiver.sources.lock import read_lock
@@ -119,7 +120,7 @@ def session_agent(config: Config, host: str) -> Agent:
     return Agent(
         id=f"@{host}",
         path=rel,
-        kind="claude" if host == "claude-code" else "copilot",
+        kind="claude" if host == HostId.CLAUDE_CODE else "copilot",
         location=where,
         frontmatter={},
         key_locations={},
@@ -138,7 +139,9 @@ def servers_read_by(project: Project, files: frozenset[str] | None) -> dict[str,
     if files is None:
         return dict(project.servers)
     standard = set(CONFIG_FILES)  # any other file is one the quiver config adds: every host reads it
-    configs = tuple(c for c in project.configs if c.path in files or c.path not in standard or c.dialect == "list")
+    configs = tuple(
+        c for c in project.configs if c.path in files or c.path not in standard or c.dialect == Dialect.LIST
+    )
     return merge_servers(configs, project.overlays)
 
 
@@ -173,18 +176,19 @@ def _config_overlays(root: Path, config: Config) -> list[Server]:
             continue
         line, keys = blocks[i] if i < len(blocks) else (0, {})
         node = Node(dict(entry), line, 1 if line else 0)
-        node.key_positions = {k: (keys.get(k, line), 1 if keys.get(k, line) else 0) for k in entry}
-        out.append(server_from_node(name, node, Location(rel, line, 1 if line else 0), "config"))
+        node.key_positions = {k: keys.get(k, (line, 1 if line else 0)) for k in entry}
+        out.append(server_from_node(name, node, Location(rel, line, 1 if line else 0), Dialect.CONFIG))
     return out
 
 
-def _toml_array_positions(path: Path, table: str) -> list[tuple[int, dict[str, int]]]:
-    """For each `[[...mcp_servers]]` header: its line and the line of each `key =` below it."""
+def _toml_array_positions(path: Path, table: str) -> list[tuple[int, dict[str, tuple[int, int]]]]:
+    """For each `mcp_servers` entry (a `[[mcp_servers]]` header or an inline table): its line and the line
+    and column of each of its keys."""
     try:
         text = read_text(path, path.name)
     except QuiverError:
         return []
-    return [(line, {k: at[0] for k, at in keys.items()}) for line, keys in array_key_positions(text, table)]
+    return array_key_positions(text, table)
 
 
 def merge_servers(configs: tuple[McpConfig, ...], overlays: tuple[Server, ...] = ()) -> dict[str, Server]:

@@ -17,7 +17,7 @@ from quiver.builtins import alias_names, is_toolset, is_vscode_set_tool, known_n
 from quiver.hosts import claude_code
 from quiver.hosts.base import Host
 from quiver.hosts.model import BuiltinRef, HostId
-from quiver.model import Agent, Location, Lock, LockedTool, Server, ToolRef
+from quiver.model import Agent, Dialect, Location, Lock, LockedTool, Server, ToolRef
 from quiver.names import collision_free
 from quiver.project import HOST_SERVERS, apply_overlay
 from quiver.suggest import closest, typo_of
@@ -69,7 +69,7 @@ def visible_servers(
     if lock is not None:
         for name in sorted(host_servers):
             if name not in visible and name in lock.servers:
-                visible[name] = Server(name=name, location=lock.servers[name].location, dialect="host")
+                visible[name] = Server(name=name, location=lock.servers[name].location, dialect=Dialect.HOST)
     return visible
 
 

@@ -23,7 +23,7 @@ from quiver.hosts import gateway as gateway_rules
 from quiver.hosts import host as host_of
 from quiver.hosts.gateway import load_decision, model_supports_tool_search
 from quiver.hosts.model import Carried, Decision, HostId, HostSplit, SplitJob, ToolSearch
-from quiver.model import Agent, Load, Location, LockedTool, Server, ToolRef
+from quiver.model import Agent, Dialect, Load, Location, LockedTool, Server, ToolRef
 from quiver.names import assign_names, plain_names
 from quiver.project import Project, servers_read_by
 from quiver.references import Catalogs, ResolvedBuiltin, Selector, Unresolved, Unverified, visible_servers
@@ -180,7 +180,7 @@ def resolve_agent(
         unresolved=tuple(selector.unresolved),
         host_refs={server: tuple(selector.host[server]) for server in sorted(selector.host)},
         unverified=tuple(selector.unverified),
-        unknown_catalogs=tuple(sorted(n for n in selector.unknown_catalogs if visible[n].dialect != "host")),
+        unknown_catalogs=tuple(sorted(n for n in selector.unknown_catalogs if visible[n].dialect != Dialect.HOST)),
         unknown_named=tuple(selector.unknown_named),
         host=chosen,
         host_reason=host_reason,

@@ -220,7 +220,10 @@ def test_a_lock_edited_by_hand_is_an_error(tmp_path: Path) -> None:
         code, output = run(root, command)
         assert code == 2
         line = next(e for e in errors(output) if "quiver.lock.json:" in e)
-        assert re.search(r"quiver\.lock\.json:\d+:1: .*tool `s/t_01`: its `sha256` does not match its definition", line)
+        found = re.search(r"quiver\.lock\.json:(\d+):(\d+): .*tool `s/t_01`: its `sha256` does not match", line)
+        assert found, line
+        at = lock.read_text().split("\n")[int(found.group(1)) - 1][int(found.group(2)) - 1 :]
+        assert at.startswith('"name": "t_01"'), at  # the tool's `name` key, in any layout
     assert not (root / "build").exists()
 
 

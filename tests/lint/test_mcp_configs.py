@@ -10,8 +10,9 @@ from quiver.findings.rule import DOC_HEADINGS, Rule
 from quiver.lint.mcp import server_not_snapshotted, unserved_tool_entries
 from quiver.lint.registry import rules_of
 from quiver.lint.run import run
-from quiver.lint.support.mcp_entries import host_of
 from quiver.lint.support.secrets import secret_kind, url_secret
+from quiver.model import Dialect
+from quiver.sources.mcp_config import Reader, reader_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
 # MCP011-013 come from resolution data (test_resolve.py and the catalog harness cover them).
@@ -61,7 +62,7 @@ def test_findings_never_repeat_the_secret_they_report() -> None:
     ],
 )
 def test_each_config_file_is_read_by_the_documented_host(path: str, dialect: str, host: str) -> None:
-    assert host_of(path, dialect) == host
+    assert reader_of(path, Dialect(dialect)) == Reader(host)
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ from quiver.runtime.ledger import (
     iso_time,
 )
 from quiver.runtime.ledger_open import LedgerTarget, open_ledger, resolve_ledger
+from quiver.runtime.states import RESOLVED_STATES
 from quiver.since import parse_since
 
 Ledger = Path | LedgerTarget  # a SQLite file, or any resolved ledger location
@@ -219,8 +220,8 @@ def resolve(
     path: Ledger, action_id: str, state: str, *, note: str | None = None, by: str | None = None, fmt: str = "text",
     now: float | None = None,
 ) -> str:  # fmt: skip
-    if state not in ("succeeded", "failed_final"):
-        raise UsageError(f"--state must be succeeded or failed_final, not `{state}`")
+    if state not in RESOLVED_STATES:
+        raise UsageError(f"--state must be {' or '.join(RESOLVED_STATES)}, not `{state}`")
     target: Literal["succeeded", "failed_final"] = "succeeded" if state == "succeeded" else "failed_final"
     who = f"cli:{by or _user()}"
     summary = f"resolved {state} by {who}" + (f": {note}" if note else "")

@@ -9,11 +9,9 @@ import click
 from quiver.commands._options import format_option, project_option
 from quiver.commands._options import root as _root
 from quiver.commands.outcome import render
+from quiver.runtime.states import RESOLVED_STATES, LedgerState
 
-_LEDGER_STATES = click.Choice(
-    ["proposed", "validated", "awaiting_approval", "dispatching", "succeeded", "failed_retryable", "failed_final",
-     "unknown_outcome"]
-)  # fmt: skip
+_LEDGER_STATES = click.Choice([state.value for state in LedgerState])
 ledger_option = click.option(
     "--ledger", "ledger", default=None, metavar="PATH|URL",
     help="Ledger: a SQLite file or a postgresql:// URL (default: $QUIVER_LEDGER_URL, else `ledger` in config: "
@@ -103,7 +101,7 @@ def ledger_deny_command(project: Path, ledger: str | None, action_id: str, by: s
 @project_option
 @ledger_option
 @click.argument("action_id")
-@click.option("--state", "state", required=True, type=click.Choice(["succeeded", "failed_final"]),
+@click.option("--state", "state", required=True, type=click.Choice([state.value for state in RESOLVED_STATES]),
               help="What the operator found: it took effect, or it did not.")  # fmt: skip
 @click.option("--note", default=None, help="Why (kept in the ledger's event log).")
 @click.option("--by", default=None, help="Who resolves (default: the login name).")

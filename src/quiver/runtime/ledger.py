@@ -38,8 +38,12 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, get_args
 
+from quiver.runtime.states import LedgerState
+
 JSON = Any  # the JSON boundary
 
+# `LedgerState` for the type checker: mypy checks the state names the code writes against it (a test keeps
+# the two lists equal)
 State = Literal[
     "proposed",
     "validated",
@@ -50,7 +54,7 @@ State = Literal[
     "failed_final",
     "unknown_outcome",
 ]
-STATES: tuple[State, ...] = get_args(State)
+STATES: tuple[State, ...] = tuple(state.value for state in LedgerState)  # mypy: each value is a State
 TERMINAL: frozenset[State] = frozenset({"succeeded", "failed_final"})
 Approval = Literal["pending", "approved", "declined"]
 

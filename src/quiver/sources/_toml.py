@@ -37,7 +37,7 @@ def parse_toml(text: str, name: str) -> dict[str, Any]:
         ) from None
     except (ValueError, RecursionError, MemoryError):
         match = _LONG_NUMBER.search(text)
-        line, col = _line_col(text, match.start()) if match else (0, 0)
+        line, col = line_col(text, match.start()) if match else (0, 0)
         raise ConfigError(
             "a number too long to read" if match else "a value TOML cannot represent here",
             position=Position(name, line, col),
@@ -50,7 +50,8 @@ def _position(message: str) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-def _line_col(text: str, index: int) -> tuple[int, int]:
+def line_col(text: str, index: int) -> tuple[int, int]:
+    """The 1-based line and column of `text[index]`."""
     return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
@@ -61,7 +62,7 @@ def too_deep(text: str, limit: int) -> tuple[int, int] | None:
     while i < n:
         ch = text[i]
         if ch in "\"'":
-            i = _skip_string(text, i)
+            i = skip_string(text, i)
             continue
         if ch == "#":
             end = text.find("\n", i)
@@ -70,14 +71,14 @@ def too_deep(text: str, limit: int) -> tuple[int, int] | None:
         if ch in "[{":
             depth += 1
             if depth > limit:
-                return _line_col(text, i)
+                return line_col(text, i)
         elif ch in "]}":
             depth = max(depth - 1, 0)
         i += 1
     return None
 
 
-def _skip_string(text: str, i: int) -> int:
+def skip_string(text: str, i: int) -> int:
     """The index after the TOML string starting at `i` (basic, literal, or multi-line)."""
     quote = text[i]
     if text.startswith(quote * 3, i):

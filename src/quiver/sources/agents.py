@@ -17,7 +17,7 @@ from pathlib import Path
 from quiver.config import AgentGlob
 from quiver.errors import InputError, Position
 from quiver.globs import matches_any
-from quiver.model import JSON, Agent, AgentKind, Location, Server, ToolRef
+from quiver.model import JSON, Agent, AgentKind, Dialect, Location, Server, ToolRef
 from quiver.sources._yaml import YNode
 from quiver.sources.claude_frontmatter import parse_frontmatter
 from quiver.sources.files import inside, read_text
@@ -245,7 +245,7 @@ def build_agent(rel: str, node: YNode, body: str, body_line: int, found: AgentFi
     servers: tuple[Server, ...] = ()
     mcp = node.get("mcpServers" if kind == "claude" else "mcp-servers")
     if mcp is not None and isinstance(mcp.value, dict):
-        servers = tuple(servers_from_mapping(mcp, rel, dialect="agent"))
+        servers = tuple(servers_from_mapping(mcp, rel, dialect=Dialect.AGENT))
 
     dtl = fm.get("deferred-tool-loading")
     skills = fm.get("skills")

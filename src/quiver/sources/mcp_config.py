@@ -1,19 +1,21 @@
 """Read MCP server configs in every dialect into Server objects that keep their positions.
 
-Dialects: `mcpServers` (Copilot CLI `mcp-config.json`, `.mcp.json`, `.github/mcp.json`, Claude Code),
-`servers` + `inputs` (VS Code `.vscode/mcp.json`, JSONC), agent frontmatter `mcp-servers`, and the
-`mcp_servers` list form with `preload` / `preload_tools`. Variable references stay as written.
+Dialects (`Dialect`): `mcpServers` (Copilot CLI `mcp-config.json`, `.mcp.json`, `.github/mcp.json`, Claude
+Code), `servers` + `inputs` (VS Code `.vscode/mcp.json`, JSONC), agent frontmatter `mcp-servers`, and the
+`mcp_servers` list form with `preload` / `preload_tools`. Variable references stay as written. Each file
+records who reads it (`McpConfig.reader`), which decides its valid keys and variable syntax.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
 from quiver.errors import InputError, Position
-from quiver.model import JSON, Location, Server, Transport
+from quiver.model import JSON, Dialect, Location, Server, Transport
 from quiver.sources._json import parse_json
 from quiver.sources.files import inside, read_text
 
@@ -26,6 +28,12 @@ CONFIG_FILES = (
     ".mcp.json",
 )
 JSONC_FILES = frozenset({".vscode/mcp.json"})
+# The dialects of a config file, by the top-level key that marks each (the mcp-config schema's `oneOf`).
+CONFIG_DIALECTS: Mapping[Dialect, str] = {
+    Dialect.MCP_SERVERS: "mcpServers",
+    Dialect.VSCODE: "servers",
+    Dialect.LIST: "mcp_servers",
+}
 TYPE_MAP: dict[str, Transport] = {
     "local": "stdio",
     "stdio": "stdio",
@@ -49,12 +57,60 @@ class PositionedNode(Protocol):
     def key_positions(self) -> dict[str, tuple[int, int]]: ...
 
 
+class Reader(StrEnum):
+    """Who reads a server entry: decides its required keys and the variable syntax expanded in it (formats
+    research §2, the interpolation matrix §2.7)."""
+
+    VSCODE = "vscode"
+    AGENT = "agent"  # an agent's `mcp-servers`
+    COPILOT = "copilot"
+    SHARED = "shared"
+    OTHER = "other"
+    QUIVER = "quiver"  # quiver's list form: it adjusts loading, no host reads it
+
+    @property
+    def label(self) -> str:
+        """How messages name the hosts that read it."""
+        return _READER_LABELS[self]
+
+
+_READER_LABELS: Mapping[Reader, str] = {
+    Reader.VSCODE: "VS Code",
+    Reader.AGENT: "the Copilot cloud agent and CLI",
+    Reader.COPILOT: "Copilot (CLI and cloud agent)",
+    Reader.SHARED: "Claude Code and the Copilot CLI",
+    Reader.OTHER: "MCP hosts",
+    Reader.QUIVER: "quiver",
+}
+
+
+def reader_of(path: str, dialect: Dialect) -> Reader:
+    """Which host reads a config file (project-relative `path`) written in `dialect`."""
+    if dialect == Dialect.VSCODE:
+        return Reader.VSCODE
+    if dialect == Dialect.AGENT:
+        return Reader.AGENT
+    if dialect == Dialect.LIST:
+        return Reader.QUIVER
+    base = path.rsplit("/", 1)[-1]
+    if base == "mcp-config.json" or path == ".github/mcp.json":
+        return Reader.COPILOT
+    if base == ".mcp.json":
+        return Reader.SHARED
+    return Reader.OTHER
+
+
 @dataclass(frozen=True, slots=True)
 class McpConfig:
     path: str
-    dialect: str
+    dialect: Dialect
     servers: tuple[Server, ...]
     inputs: tuple[str, ...] = ()  # VS Code input ids
+
+    @property
+    def reader(self) -> Reader:
+        """Who reads the file."""
+        return reader_of(self.path, self.dialect)
 
 
 def discover_configs(root: Path, extra: Iterable[str] = ()) -> list[str]:
@@ -87,23 +143,31 @@ def config_from_node(node: PositionedNode, rel: str) -> McpConfig:
             hint='write {"mcpServers": {...}}',
         )
     keys = node.value.keys()
-    if "mcpServers" in keys:
-        return McpConfig(rel, "mcpServers", tuple(servers_from_mapping(_child(node, "mcpServers"), rel)))
-    if "servers" in keys:
-        inputs = tuple(
-            item["id"]
-            for item in node.value.get("inputs") or []
-            if isinstance(item, dict) and isinstance(item.get("id"), str)
-        )
-        servers = tuple(servers_from_mapping(_child(node, "servers"), rel, dialect="vscode"))
-        return McpConfig(rel, "vscode", servers, inputs)
-    if "mcp_servers" in keys:
-        return McpConfig(rel, "list", tuple(servers_from_list(_child(node, "mcp_servers"), rel)))
+    dialect = next((d for d, key in CONFIG_DIALECTS.items() if key in keys), None)
+    if dialect is not None:
+        section = _child(node, CONFIG_DIALECTS[dialect])
+        inputs: tuple[str, ...] = ()
+        if dialect == Dialect.LIST:
+            servers = tuple(servers_from_list(section, rel))
+        else:
+            servers = tuple(servers_from_mapping(section, rel, dialect=dialect))
+        if dialect == Dialect.VSCODE:
+            inputs = tuple(
+                item["id"]
+                for item in node.value.get("inputs") or []
+                if isinstance(item, dict) and isinstance(item.get("id"), str)
+            )
+        return McpConfig(rel, dialect, servers, inputs)
     raise InputError(
-        "unknown MCP config dialect: no `mcpServers`, `servers` or `mcp_servers` key",
+        f"unknown MCP config dialect: no {_either(CONFIG_DIALECTS.values())} key",
         position=Position(rel, node.line, node.column),
         hint='use {"mcpServers": {...}} (Copilot, Claude), {"servers": {...}} (VS Code) or {"mcp_servers": [...]}',
     )
+
+
+def _either(keys: Iterable[str]) -> str:
+    quoted = [f"`{key}`" for key in keys]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def _child(node: PositionedNode, key: str) -> PositionedNode:
@@ -112,10 +176,10 @@ def _child(node: PositionedNode, key: str) -> PositionedNode:
     return child
 
 
-def servers_from_mapping(node: PositionedNode, rel: str, *, dialect: str = "mcpServers") -> Iterator[Server]:
+def servers_from_mapping(node: PositionedNode, rel: str, *, dialect: Dialect = Dialect.MCP_SERVERS) -> Iterator[Server]:
     if not isinstance(node.value, dict):
         raise InputError(
-            f"`{'mcp-servers' if dialect == 'agent' else 'servers'}` must map server names to objects",
+            f"`{'mcp-servers' if dialect == Dialect.AGENT else 'servers'}` must map server names to objects",
             position=Position(rel, node.line, node.column),
             hint='write {"name": {"command": ...}}',
         )
@@ -142,10 +206,10 @@ def servers_from_list(node: PositionedNode, rel: str) -> Iterator[Server]:
                 position=Position(rel, item.line, item.column),
                 hint='add "name": "<server>"',
             )
-        yield server_from_node(name, item, Location(rel, item.line, item.column), "list")
+        yield server_from_node(name, item, Location(rel, item.line, item.column), Dialect.LIST)
 
 
-def server_from_node(name: str, node: PositionedNode, location: Location, dialect: str) -> Server:
+def server_from_node(name: str, node: PositionedNode, location: Location, dialect: Dialect) -> Server:
     raw = node.value
     if not isinstance(raw, dict):
         raise InputError(

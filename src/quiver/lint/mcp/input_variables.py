@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.locate import Sources
-from quiver.lint.support.mcp_entries import HOST_NAMES, entries
+from quiver.lint.support.mcp_entries import entries
 from quiver.lint.support.server_values import ServerValues, string_values
 from quiver.model import Finding
+from quiver.sources.mcp_config import Reader
 from quiver.suggest import did_you_mean
 from quiver.variables import REFERENCE
 
@@ -30,7 +31,7 @@ BARE_COPILOT_SECRET = re.compile(r"^COPILOT_MCP_[A-Za-z0-9_]+$")
 
 def _variables(v: ServerValues) -> Iterator[Finding]:
     host = v.entry.host
-    if host == "quiver":
+    if host == Reader.QUIVER:
         return
     for field, key, value in string_values(v.entry.server):
         label = f"{field}.{key}" if key else field
@@ -41,7 +42,7 @@ def _variables(v: ServerValues) -> Iterator[Finding]:
                 v.at(field, key, value),
                 ref=value,
                 field=label,
-                host=HOST_NAMES[host],
+                host=host.label,
                 advice=f"{advice} (a bare name is passed literally)",
             )
             continue
@@ -63,7 +64,7 @@ def _reference(
                 v.at(field, key, text),
                 ref=text,
                 field=label,
-                host=HOST_NAMES[host],
+                host=host.label,
                 advice=_syntax_advice(v, "input", ident),
             )
         elif ident not in inputs:
@@ -85,7 +86,7 @@ def _reference(
         v.at(field, key, text),
         ref=text,
         field=label,
-        host=HOST_NAMES[host],
+        host=host.label,
         advice=_syntax_advice(v, syntax, name),
     )
 
@@ -93,15 +94,15 @@ def _reference(
 def _expands(v: ServerValues, syntax: str, name: str) -> bool:
     """Whether the entry's host expands this reference syntax (formats research §2.7)."""
     host = v.entry.host
-    if host == "vscode":
+    if host == Reader.VSCODE:
         return syntax == "env" or (syntax == "braced" and name in VSCODE_PREDEFINED)
-    if host == "agent":
+    if host == Reader.AGENT:
         if syntax == "gh":
             return name.startswith(("secrets.", "vars."))
         return syntax in ("bare", "braced", "default")
-    if host == "copilot":
+    if host == Reader.COPILOT:
         return syntax in ("bare", "braced", "default")
-    if host == "shared":
+    if host == Reader.SHARED:
         return syntax in ("braced", "default")
     return syntax != "gh"
 
@@ -111,16 +112,16 @@ def _syntax_advice(v: ServerValues, syntax: str, name: str) -> str:
     host = v.entry.host
     if syntax == "input":
         var = var.upper()
-    if host == "vscode":
+    if host == Reader.VSCODE:
         return f"write `${{env:{var}}}`, or define an input and write `${{input:{var.lower()}}}`"
     if syntax == "bare":  # a bare COPILOT_MCP_* value, or `$VAR` where only `${VAR}` works
-        return f"write `${{{var}}}`" if host == "shared" else f"write `${var}`"
-    if host == "agent" and syntax == "gh":
+        return f"write `${{{var}}}`" if host == Reader.SHARED else f"write `${var}`"
+    if host == Reader.AGENT and syntax == "gh":
         return f"only `secrets.` and `vars.` contexts are expanded: use e.g. `${{{{ vars.{var.upper()} }}}}`"
     secret = var if var.startswith("COPILOT_MCP_") else f"COPILOT_MCP_{var}"
-    if host == "agent":
+    if host == Reader.AGENT:
         return f"write `${{{{ secrets.{secret} }}}}` (a Copilot environment secret) or `${{{var}}}`"
-    if host == "copilot":
+    if host == Reader.COPILOT:
         return f"write `${secret}` (a Copilot environment secret) or `${{{var}}}`"
     return f"write `${{{var}}}`"
 

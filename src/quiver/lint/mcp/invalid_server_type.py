@@ -9,6 +9,7 @@ from quiver.lint.engine import LintContext
 from quiver.lint.support.mcp_entries import Entry, entries
 from quiver.lint.support.text import describe
 from quiver.model import Finding
+from quiver.sources.mcp_config import Reader
 from quiver.suggest import did_you_mean
 
 VSCODE_TYPES = ("stdio", "http", "sse")
@@ -22,12 +23,12 @@ def _type(entry: Entry) -> Iterator[Finding]:
     if "type" not in server.raw:
         return
     value = server.raw["type"]
-    allowed = VSCODE_TYPES if entry.host == "vscode" else COPILOT_TYPES
+    allowed = VSCODE_TYPES if entry.host == Reader.VSCODE else COPILOT_TYPES
     if isinstance(value, str) and value in allowed:
         return
     if isinstance(value, str) and value.lower() in allowed:
         advice = f"write it in lower case: `{value.lower()}`"
-    elif entry.host == "vscode" and value == "local":
+    elif entry.host == Reader.VSCODE and value == "local":
         advice = "VS Code calls a local server `stdio`"
     elif isinstance(value, str) and (guess := did_you_mean(value, allowed, "")):
         advice = guess

@@ -11,6 +11,7 @@ from quiver.lint.support.locate import Sources
 from quiver.lint.support.mcp_entries import entries
 from quiver.lint.support.server_values import ServerValues, string_values
 from quiver.model import Finding
+from quiver.sources.mcp_config import Reader
 
 
 def _literal_secrets(v: ServerValues) -> Iterator[Finding]:
@@ -47,11 +48,11 @@ def _literal_secrets(v: ServerValues) -> Iterator[Finding]:
 def _secret_advice(v: ServerValues, key: str) -> str:
     name = re.sub(r"\W", "_", key).upper()
     host = v.entry.host
-    if host == "vscode":
+    if host == Reader.VSCODE:
         how = f'`${{input:{name.lower()}}}` (an input with `"password": true`) or `${{env:{name}}}`'
-    elif host == "agent":
+    elif host == Reader.AGENT:
         how = f"`${{{{ secrets.COPILOT_MCP_{name} }}}}` (a Copilot environment secret)"
-    elif host == "copilot":
+    elif host == Reader.COPILOT:
         how = f"`$COPILOT_MCP_{name}` (cloud agent) or `${{{name}}}` (CLI)"
     else:
         how = f"`${{{name}}}`"

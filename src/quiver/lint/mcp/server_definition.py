@@ -9,8 +9,9 @@ from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.mcp_entries import Entry, entries
 from quiver.model import Finding
+from quiver.sources.mcp_config import Reader
 
-REQUIRES_TOOLS = ("agent", "copilot")  # hosts whose server entries must carry a `tools` allow-list
+REQUIRES_TOOLS = (Reader.AGENT, Reader.COPILOT)  # hosts whose server entries must carry a `tools` allow-list
 
 
 def _definition(entry: Entry) -> Iterator[Finding]:
@@ -29,7 +30,7 @@ def _definition(entry: Entry) -> Iterator[Finding]:
             location=where, agent=entry.agent, server=entry.name, type=f"`{server.raw_type}`"
         )
     if entry.host in REQUIRES_TOOLS and "tools" not in raw:
-        host = "agent `mcp-servers`" if entry.host == "agent" else f"Copilot files such as `{entry.file}`"
+        host = "agent `mcp-servers`" if entry.host == Reader.AGENT else f"Copilot files such as `{entry.file}`"
         yield MISSING_SERVER_TOOLS.finding(location=server.location, agent=entry.agent, server=entry.name, host=host)
 
 

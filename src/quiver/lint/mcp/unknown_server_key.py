@@ -6,8 +6,9 @@ from collections.abc import Iterator, Mapping
 
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
-from quiver.lint.support.mcp_entries import HOST_NAMES, Entry, entries
+from quiver.lint.support.mcp_entries import Entry, entries
 from quiver.model import Finding
+from quiver.sources.mcp_config import Reader
 from quiver.suggest import did_you_mean
 
 # Keys quiver reads in every dialect (DESIGN §2), then each host's own (formats research §2).
@@ -29,13 +30,13 @@ CLAUDE_KEYS = frozenset({"alwaysLoad"})
 VSCODE_KEYS = frozenset({"envFile", "sandboxEnabled", "sandbox", "dev", "oauth", "gallery", "version"})
 
 
-KNOWN_KEYS: Mapping[str, frozenset[str]] = {
-    "vscode": QUIVER_KEYS | VSCODE_KEYS,
-    "agent": QUIVER_KEYS | COPILOT_KEYS,
-    "copilot": QUIVER_KEYS | COPILOT_KEYS,
-    "shared": QUIVER_KEYS | COPILOT_KEYS | CLAUDE_KEYS,
-    "other": QUIVER_KEYS | COPILOT_KEYS | CLAUDE_KEYS | VSCODE_KEYS | {"auth"},
-    "quiver": QUIVER_KEYS | COPILOT_KEYS | {"name"},
+KNOWN_KEYS: Mapping[Reader, frozenset[str]] = {
+    Reader.VSCODE: QUIVER_KEYS | VSCODE_KEYS,
+    Reader.AGENT: QUIVER_KEYS | COPILOT_KEYS,
+    Reader.COPILOT: QUIVER_KEYS | COPILOT_KEYS,
+    Reader.SHARED: QUIVER_KEYS | COPILOT_KEYS | CLAUDE_KEYS,
+    Reader.OTHER: QUIVER_KEYS | COPILOT_KEYS | CLAUDE_KEYS | VSCODE_KEYS | {"auth"},
+    Reader.QUIVER: QUIVER_KEYS | COPILOT_KEYS | {"name"},
 }
 
 
@@ -44,8 +45,8 @@ def _keys(entry: Entry) -> Iterator[Finding]:
     known = KNOWN_KEYS[entry.host]
     for key in server.raw:
         if key not in known:
-            fallback = f"{HOST_NAMES[entry.host]} do not read it; remove it"
-            if entry.host == "vscode":
+            fallback = f"{entry.host.label} do not read it; remove it"
+            if entry.host == Reader.VSCODE:
                 fallback = "VS Code does not read it; remove it"
             yield UNKNOWN_SERVER_KEY.finding(
                 location=server.key_locations.get(key, server.location),

@@ -2,63 +2,31 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from quiver.findings.rule import Rule
 from quiver.lint.engine import LintContext
 from quiver.lint.support.text import tool_values
-from quiver.model import Finding, Location, LockedServer
-
-_LOCK_LINE = re.compile(r'^ {4}"((?:[^"\\]|\\.)*)": \{$|^ {12}"name": "((?:[^"\\]|\\.)*)",?$', re.MULTILINE)
+from quiver.model import Finding, LockedServer
 
 
-def _duplicates(ctx: LintContext, server: LockedServer, lines: dict[str, dict[str, list[int]]]) -> Iterator[Finding]:
-    counts: dict[str, int] = {}
-    for tool in server.tools:
-        counts[tool.name] = counts.get(tool.name, 0) + 1
-    repeated = {name: n for name, n in counts.items() if n > 1}
-    if not repeated:
-        return
-    if not lines:
-        lines.update(_name_lines(ctx))
-    for name in sorted(repeated):
-        first = next(t for t in server.tools if t.name == name)
-        for line in lines.get(server.name, {}).get(name, [])[1:] or [first.location.line]:
-            location = Location(first.location.file, line, first.location.column)
-            values = {**tool_values(first), "location": location}
-            yield DUPLICATE_TOOL_NAME.finding(**values, count=repeated[name])
-
-
-def _name_lines(ctx: LintContext) -> dict[str, dict[str, list[int]]]:
-    """Server -> tool name -> every line of the lock file naming it (read only when a duplicate exists)."""
-    import json
-
-    lock = ctx.project.lock
-    out: dict[str, dict[str, list[int]]] = {}
-    if lock is None:
-        return out
-    text = ctx.source(lock.path)
-    current: dict[str, list[int]] = {}
-    line, last = 1, 0
-    for match in _LOCK_LINE.finditer(text):
-        line += text.count("\n", last, match.start())
-        last = match.start()
-        server, tool = match.group(1), match.group(2)
-        if server is not None:
-            current = out.setdefault(json.loads(f'"{server}"'), {})
-        else:
-            current.setdefault(json.loads(f'"{tool}"'), []).append(line)
-    return out
+def _duplicates(server: LockedServer) -> Iterator[Finding]:
+    """One finding per repeat of a name, at that repeat's own entry (the lock reader placed each)."""
+    by_name: dict[str, list[int]] = {}
+    for index, tool in enumerate(server.tools):
+        by_name.setdefault(tool.name, []).append(index)
+    for name in sorted(n for n, at in by_name.items() if len(at) > 1):
+        same = [server.tools[i] for i in by_name[name]]
+        for repeat in same[1:]:
+            yield DUPLICATE_TOOL_NAME.finding(**{**tool_values(same[0]), "location": repeat.location}, count=len(same))
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
     lock = ctx.project.lock
     if lock is None:
         return
-    lines: dict[str, dict[str, list[int]]] = {}  # filled on the first duplicate: one read of the lock
     for name in sorted(lock.servers):
-        yield from _duplicates(ctx, lock.servers[name], lines)
+        yield from _duplicates(lock.servers[name])
 
 
 DUPLICATE_TOOL_NAME = Rule(
