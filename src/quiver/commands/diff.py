@@ -155,7 +155,8 @@ def run(
 ) -> int:
     from quiver.config import load_config
     from quiver.findings.severity import at_or_above
-    from quiver.report.render import ReportContext, render
+    from quiver.report.context import ReportContext
+    from quiver.report.render import render
 
     config = load_config(root)
     table = contract_table()
