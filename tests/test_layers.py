@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "quiver.gc_pause",
         "quiver.globs",
         "quiver.extras",
+        "quiver.policy_values",
     ),
     ("quiver.tokens", "quiver.hosts"),
     ("quiver.sources", "quiver.config"),

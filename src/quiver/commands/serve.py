@@ -116,8 +116,8 @@ def run(
     from quiver.runtime.telemetry import configure_tracing
 
     if executor is None:
+        from quiver.runtime.direct import DirectExecutor
         from quiver.runtime.flow_guard import FlowGuard
-        from quiver.runtime.protocol import DirectExecutor
 
         hook = FlowGuard(manifest) if manifest.flows_enforce else None  # `[flows] enforce` in the quiver config
         executor = DirectExecutor(hook=hook) if no_ledger else ledger_executor(root, ledger, hook=hook)
