@@ -57,10 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 LAYER_OF = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}
 # Imports under `if TYPE_CHECKING:` that point up a layer, each with its reason (they run no import).
-TYPE_ONLY_WAIVERS = {
-    ("quiver/_search/_gateway.py", "quiver.runtime"): "the gateway's tool index is typed by the runtime "
-    "manifest it indexes (issue 13); it would sit in runtime/ without this waiver",
-}
+TYPE_ONLY_WAIVERS: dict[tuple[str, str], str] = {}
 # Units of one layer that must not import each other either (both directions).
 APART = (("quiver.lint", "quiver.contract"), ("quiver.lint", "quiver.runtime"), ("quiver.contract", "quiver.runtime"))
 

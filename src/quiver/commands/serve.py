@@ -16,8 +16,8 @@ from quiver.errors import UsageError
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from quiver._search._gateway import SearchSetup
     from quiver.runtime._manifest import ManifestServer
+    from quiver.runtime.gateway_index import SearchSetup
     from quiver.runtime.protocol import Executor, PolicyHook
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -200,8 +200,8 @@ def _shown(path: Path) -> str:
 
 def search_setup(root: Path) -> SearchSetup:
     """The gateway's search as the project's config sets it (`search`, per-tool `examples`); cache under root."""
-    from quiver._search._gateway import SearchSetup
     from quiver.config import load_config
+    from quiver.runtime.gateway_index import SearchSetup
 
     config = load_config(root)
     return SearchSetup(root=root, semantic=config.search == "semantic", examples=config.examples)
