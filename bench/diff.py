@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from quiver.contract.diff import diff_catalogs  # noqa: E402
-from quiver.contract.history import SnapshotReader, commits  # noqa: E402
+from quiver.contract.git import SnapshotReader  # noqa: E402
+from quiver.contract.history import commits  # noqa: E402
 
 DEFAULT_REPO = "/work/.mirror/github+github-mcp-server/repo"
 

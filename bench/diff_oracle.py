@@ -27,7 +27,8 @@ from _fuzz import breaks, validator  # noqa: E402
 
 from quiver.commands.diff import text_hazards  # noqa: E402
 from quiver.contract.diff import diff_catalogs  # noqa: E402
-from quiver.contract.history import SnapshotReader, commits  # noqa: E402
+from quiver.contract.git import SnapshotReader  # noqa: E402
+from quiver.contract.history import commits  # noqa: E402
 
 DEFAULT_REPO = "/work/.mirror/github+github-mcp-server/repo"
 INPUT = "inputSchema"

@@ -46,11 +46,12 @@ sys.path.insert(0, str(ROOT / "src"))
 import anyio  # noqa: E402
 import psycopg  # noqa: E402
 
+from quiver.runtime.direct import DirectExecutor  # noqa: E402
 from quiver.runtime.executor import LedgerExecutor  # noqa: E402
 from quiver.runtime.ledger import LedgerStore  # noqa: E402
 from quiver.runtime.ledger_postgres import PostgresLedger, migrate_schema  # noqa: E402
 from quiver.runtime.ledger_sqlite import SqliteLedger  # noqa: E402
-from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor  # noqa: E402
+from quiver.runtime.protocol import CallRequest, Executor  # noqa: E402
 
 POLICY = {
     "side_effect": "read_only", "idempotent": True, "approval": "never", "timeout_ms": 30_000,

@@ -4,7 +4,7 @@
 #   scripts/try-mcp.sh VERSION        e.g. scripts/try-mcp.sh 2.4.0
 #
 # pyproject.toml caps `mcp` and `mcp-types` below the next minor release, because the gateway uses private
-# SDK names (src/quiver/runtime/_sdk.py). This copies the working tree to a temporary directory, lifts the
+# SDK names (src/quiver/mcp_sdk.py). This copies the working tree to a temporary directory, lifts the
 # cap there, installs `.[test]` with mcp==VERSION and mcp-types==VERSION into a fresh venv and runs
 # `python -m pytest` (tests/runtime/test_sdk_private.py first, so a moved private name shows at once).
 # Only when it passes, move the bound in pyproject.toml (to below VERSION's next minor) in its own commit,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from quiver.errors import ConfigError, Position
+from quiver.globs import AgentGlob
 from quiver.hosts import AGENT_HOSTS, HOST_IDS
 from quiver.model import JSON
 
@@ -76,16 +77,6 @@ MCP_SERVER_KEYS = frozenset(
     {"name", "preload", "preload_tools", "deferTools", "description", "tools", "timeout_ms", "timeout"}
     | {"type", "command", "args", "env", "envFile", "cwd", "url", "headers"}
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AgentGlob:
-    """An `agents` entry: a glob of agent files, and optionally the format they are in (`kind`: a folder of
-    Claude Code subagents is `claude`) and the host that runs them."""
-
-    path: str
-    kind: Literal["copilot", "claude", "chatmode"] | None = None
-    host: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

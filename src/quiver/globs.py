@@ -1,11 +1,13 @@
 """Glob patterns over project-relative posix paths (`exclude`, `[[agents]] path`): `*` and `?` stay inside
 one path segment, `**` spans any number of them, and a pattern without `/` matches a file name at any depth
-(`README.md`), as in .gitignore."""
+(`README.md`), as in .gitignore. `AgentGlob` is one `[[agents]]` entry of the config: a glob and what it finds."""
 
 from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
+from typing import Literal
 
 
 @functools.cache
@@ -47,3 +49,13 @@ def matches(path: str, pattern: str) -> bool:
 
 def matches_any(path: str, patterns: tuple[str, ...]) -> bool:
     return any(matches(path, p) for p in patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentGlob:
+    """An `agents` entry: a glob of agent files, and optionally the format they are in (`kind`: a folder of
+    Claude Code subagents is `claude`) and the host that runs them."""
+
+    path: str
+    kind: Literal["copilot", "claude", "chatmode"] | None = None
+    host: str | None = None

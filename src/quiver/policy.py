@@ -89,7 +89,7 @@ def execution_policy(
 
 
 def _check_reconcile(value: JSON, server: str, tool: str) -> None:
-    from quiver.runtime.reconcile import ReconcileSpec
+    from quiver.policy_values import ReconcileSpec
 
     try:
         ReconcileSpec.from_mapping(value)
@@ -102,7 +102,7 @@ def _check_reconcile(value: JSON, server: str, tool: str) -> None:
 
 
 def _check_transient(value: JSON, server: str, tool: str) -> list[str]:
-    from quiver.runtime.transient import check_patterns
+    from quiver.policy_values import check_patterns
 
     try:
         return list(check_patterns(value))

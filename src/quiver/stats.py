@@ -22,9 +22,9 @@ example projects with the o200k tokenizer: a search_tools answer of 5 one-line r
 tokens, list_servers 50-80, list_tools 25 per listed tool (130-2,200), describe_tool the tool's schema
 (mean 228 over the demo catalog's 211 tools; the gateway passes the described tool's real size).
 
-Aggregates (quiver.usage_totals): per agent (`AgentStats`) and per (agent, tool) (`ToolStats`): sessions,
-share of sessions using the tool, calls, and discovery before first use split by whether the tool was
-preloaded then.
+Aggregates: per agent (`AgentStats`) and per (agent, tool) (`ToolStats`): sessions, share of sessions using
+the tool, calls, and discovery before first use split by whether the tool was preloaded then. The records, per
+session and aggregated, are the dataclasses of `quiver.usage_totals`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quiver.since import parse_since
-from quiver.usage_totals import AgentStats, ToolStats, agent_totals, tool_totals
+from quiver.usage_totals import AgentStats, FirstUse, SessionStats, SessionTool, ToolStats, agent_totals, tool_totals
 
 __all__ = [
     "DISCOVERY_TOKENS",
@@ -49,60 +49,6 @@ __all__ = [
 ]
 
 DISCOVERY_TOKENS: Mapping[str, int] = {"search": 200, "list_servers": 80, "list_tools": 400, "describe": 230}
-
-
-@dataclass(frozen=True, slots=True)
-class FirstUse:
-    """The first call of `tool` in a session, and the discovery that led to it."""
-
-    tool: str  # "server/tool"
-    preloaded: bool
-    steps: int
-    discovery_tokens: int
-    seconds: float  # since the session start
-
-
-@dataclass(frozen=True, slots=True)
-class SessionTool:
-    """What one session did with one tool."""
-
-    tool: str
-    calls: int = 0  # not counting refused calls
-    errors: int = 0
-    validation_failures: int = 0
-    refusals: int = 0
-    loaded_tokens: int | None = None  # schema tokens, when the session loaded it
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStats:
-    agent: str
-    session: str
-    started: float
-    ended: float | None
-    initial_tokens: int
-    preloaded_tools: int
-    tokens_before_first_call: int
-    loaded_tokens: int
-    discovery_tokens: int
-    discovery_steps: int
-    trailing_steps: int
-    first_uses: tuple[FirstUse, ...]
-    calls: int  # not counting refused calls
-    errors: int
-    validation_failures: int
-    refusals: int
-    seconds_to_first_success: float | None
-    preloaded_used: tuple[str, ...]
-    deferred_used: tuple[str, ...]
-    loaded_used: tuple[str, ...]
-    loaded_unused: tuple[str, ...]
-    tools: tuple[SessionTool, ...]  # sorted by tool
-
-    @property
-    def tokens(self) -> int:
-        """The session's tool-definition cost: initial + loaded schemas + discovery responses."""
-        return self.initial_tokens + self.loaded_tokens + self.discovery_tokens
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,64 @@
-"""Usage totals (`quiver stats`): per agent (`AgentStats`) and per (agent, tool) (`ToolStats`) over the sessions
-`quiver.stats.summarize` builds. Pure."""
+"""Usage records (`quiver stats`): per session (`SessionStats`, with its `FirstUse`s and `SessionTool`s), as
+`quiver.stats.summarize` builds them, and their totals per agent (`AgentStats`) and per (agent, tool)
+(`ToolStats`). Pure."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from quiver.stats import SessionStats
+
+@dataclass(frozen=True, slots=True)
+class FirstUse:
+    """The first call of `tool` in a session, and the discovery that led to it."""
+
+    tool: str  # "server/tool"
+    preloaded: bool
+    steps: int
+    discovery_tokens: int
+    seconds: float  # since the session start
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTool:
+    """What one session did with one tool."""
+
+    tool: str
+    calls: int = 0  # not counting refused calls
+    errors: int = 0
+    validation_failures: int = 0
+    refusals: int = 0
+    loaded_tokens: int | None = None  # schema tokens, when the session loaded it
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStats:
+    agent: str
+    session: str
+    started: float
+    ended: float | None
+    initial_tokens: int
+    preloaded_tools: int
+    tokens_before_first_call: int
+    loaded_tokens: int
+    discovery_tokens: int
+    discovery_steps: int
+    trailing_steps: int
+    first_uses: tuple[FirstUse, ...]
+    calls: int  # not counting refused calls
+    errors: int
+    validation_failures: int
+    refusals: int
+    seconds_to_first_success: float | None
+    preloaded_used: tuple[str, ...]
+    deferred_used: tuple[str, ...]
+    loaded_used: tuple[str, ...]
+    loaded_unused: tuple[str, ...]
+    tools: tuple[SessionTool, ...]  # sorted by tool
+
+    @property
+    def tokens(self) -> int:
+        """The session's tool-definition cost: initial + loaded schemas + discovery responses."""
+        return self.initial_tokens + self.loaded_tokens + self.discovery_tokens
 
 
 @dataclass(frozen=True, slots=True)

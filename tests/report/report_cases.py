@@ -12,7 +12,7 @@ from typing import Any
 
 from quiver.findings.rule import Rule, index_rules
 from quiver.model import Edit, Finding, Location
-from quiver.report.render import ReportContext
+from quiver.report.context import ReportContext
 
 
 def _doc(what: str) -> str:

@@ -11,10 +11,11 @@ import anyio
 import pytest
 
 from quiver.runtime._manifest import parse_manifest
+from quiver.runtime.direct import DirectExecutor
 from quiver.runtime.executor import LedgerExecutor
 from quiver.runtime.flow_guard import FlowGuard
 from quiver.runtime.ledger_sqlite import SqliteLedger
-from quiver.runtime.protocol import CallOutcome, CallRequest, DirectExecutor
+from quiver.runtime.protocol import CallOutcome, CallRequest
 
 pytestmark = pytest.mark.anyio
 

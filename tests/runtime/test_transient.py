@@ -16,10 +16,11 @@ from test_executor import READ, RECONCILE, WRITE, FakeClock, Upstream, call, clo
 
 from quiver.errors import ConfigError
 from quiver.policy import execution_policy
+from quiver.policy_values import ReconcileSpec, check_patterns
 from quiver.runtime.ledger_sqlite import SqliteLedger
 from quiver.runtime.protocol import CallRequest, UpstreamTimeout
-from quiver.runtime.reconcile import ReconcileSpec, reconcile_verdict
-from quiver.runtime.transient import DEFAULT_TRANSIENT_ERRORS, check_patterns, transient_match
+from quiver.runtime.reconcile import reconcile_verdict
+from quiver.runtime.transient import DEFAULT_TRANSIENT_ERRORS, transient_match
 
 ROOT = Path(__file__).resolve().parents[2]
 __all__ = ["clock", "store"]  # fixtures shared with test_executor

@@ -4,7 +4,7 @@ The candidates are the lexical top `depth` and the embedding top `depth`. Over t
 standardised (minus its mean, over its standard deviation; a tool the lexical side did not match scores 0
 there), and a tool's fused score is z(lexical) + weight x z(cosine). So neither side's scale matters, and
 the embedding's vote is as loud as the lexical one at weight 1. A tool's cosine is the best over its own
-vector and its examples' vectors. numpy is imported here; `quiver.search` imports this module only when
+vector and its examples' vectors. numpy is imported here; `_index` imports this module only when
 vectors are given.
 """
 

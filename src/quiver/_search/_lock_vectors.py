@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from quiver._search._embed_id import DIM, MODEL_ID
+from quiver._search._index import semantic_available
 from quiver._search._similar import purpose_text
 from quiver._search._vectors import Vector, VectorCache, text_key
 from quiver.extras import install_hint, note_once
 from quiver.model import Lock
-from quiver.search import semantic_available
 from quiver.sources.lock import ServerCatalog
 
 _FORMAT = f"<{DIM}e"

@@ -15,17 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quiver._search._doc import SearchDoc
+from quiver._search._index import SearchIndex, build_index, docs_from_tools, embed_texts, semantic_available
 from quiver._search._similar import purpose_text
 from quiver._search._vectors import Vector, VectorCache
 from quiver.extras import note_semantic_once
-from quiver.search import (
-    SearchDoc,
-    SearchIndex,
-    build_index,
-    docs_from_tools,
-    embed_texts,
-    semantic_available,
-)
 
 if TYPE_CHECKING:
     from quiver.project import Project

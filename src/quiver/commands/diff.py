@@ -157,7 +157,8 @@ def run(options: DiffOptions) -> Outcome:
     finding at or above `fail_on` (in scope of `changed_only`), else 0."""
     from quiver.config import load_config
     from quiver.findings.severity import at_or_above
-    from quiver.report.render import ReportContext, render
+    from quiver.report.context import ReportContext
+    from quiver.report.render import render
 
     o, root = options, options.root
     config = load_config(root)

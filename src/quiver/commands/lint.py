@@ -12,7 +12,8 @@ from quiver.errors import QuiverError, UsageError
 from quiver.findings.severity import at_or_above
 from quiver.lint.run import run as lint
 from quiver.project import Project
-from quiver.report.render import ReportContext, render
+from quiver.report.context import ReportContext
+from quiver.report.render import render
 from quiver.sources.agents import AGENT_GLOBS
 from quiver.sources.baseline import render_baseline
 from quiver.sources.files import write_output

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import json
 from collections.abc import Iterator, Mapping
@@ -88,13 +87,19 @@ def update_readme(text: str) -> str:
 
 
 def _declared(rule_id: str) -> Rule | None:
-    """The rule `rule_id` names, importing only the module its catalog line names (not every rule module);
-    None when that module lists no `RULES` with it (then the whole table is built)."""
+    """The rule `rule_id` names, without importing every rule module: a lint rule through the registry, which
+    imports only the module its catalog line names; None when that module declares no rule with the code
+    (then the whole table is built)."""
+    from quiver.lint.registry import LINT_PACKAGE, rules_with
+
     line = entry(rule_id)
     if line is None:
         return None
-    module = importlib.import_module(line.module)
-    return next((r for r in getattr(module, "RULES", ()) if r.code == line.code), None)
+    if line.module.startswith(LINT_PACKAGE):
+        return next(iter(rules_with((line.code,))), None)
+    from quiver.contract.rules import CONTRACT_RULES
+
+    return next((r for r in CONTRACT_RULES if r.code == line.code), None)
 
 
 @dataclass(frozen=True, slots=True)

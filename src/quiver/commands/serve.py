@@ -18,8 +18,8 @@ from quiver.errors import UsageError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from quiver._search._gateway import SearchSetup
     from quiver.runtime._manifest import ManifestServer
+    from quiver.runtime.gateway_index import SearchSetup
     from quiver.runtime.protocol import Executor, PolicyHook
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -124,8 +124,8 @@ def run(options: ServeOptions, *, executor: Executor | None = None) -> Outcome:
     from quiver.runtime.telemetry import configure_tracing
 
     if executor is None:
+        from quiver.runtime.direct import DirectExecutor
         from quiver.runtime.flow_guard import FlowGuard
-        from quiver.runtime.protocol import DirectExecutor
 
         hook = FlowGuard(manifest) if manifest.flows_enforce else None  # `[flows] enforce` in the quiver config
         executor = DirectExecutor(hook=hook) if o.no_ledger else ledger_executor(root, o.ledger, hook=hook)
@@ -208,8 +208,8 @@ def _shown(path: Path) -> str:
 
 def search_setup(root: Path) -> SearchSetup:
     """The gateway's search as the project's config sets it (`search`, per-tool `examples`); cache under root."""
-    from quiver._search._gateway import SearchSetup
     from quiver.config import load_config
+    from quiver.runtime.gateway_index import SearchSetup
 
     config = load_config(root)
     return SearchSetup(root=root, semantic=config.search == "semantic", examples=config.examples)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from quiver.contract._json_type import json_type
 from quiver.contract._sample import (
     FORMAT_SAMPLES,
     PLAIN_STRINGS,
@@ -22,7 +23,7 @@ from quiver.contract._sample import (
     sample_type,
     string_ok,
 )
-from quiver.contract.document import Document, json_type
+from quiver.contract.document import Document
 from quiver.contract.schema import Shape, type_allows, value_key
 from quiver.model import JSON
 

@@ -21,9 +21,8 @@ from quiver.model import JSON
 
 if TYPE_CHECKING:
     from quiver.contract._change import Change, Frame
-    from quiver.contract.walk import Walker
+    from quiver.contract._walker import Seen, Walker
 
-Seen = frozenset[tuple[str, str]]
 Condition = tuple[JSON, JSON, JSON]
 MAX_SPLIT = 3  # conditionals of `a` that split it into regions (2^3 regions); the rest are left out (wider)
 

@@ -17,9 +17,8 @@ from quiver.model import JSON
 
 if TYPE_CHECKING:
     from quiver.contract._change import Change, Frame
-    from quiver.contract.walk import Walker
+    from quiver.contract._walker import Seen, Walker
 
-Seen = frozenset[tuple[str, str]]
 _STRING = Shape(types=frozenset({"string"}))
 _SPECULATIVE = frozenset({"speculative"})
 _DECLARATION = frozenset({"declaration"})

@@ -20,9 +20,7 @@ from quiver.model import JSON
 
 if TYPE_CHECKING:
     from quiver.contract._change import Change, Frame
-    from quiver.contract.walk import Walker
-
-Seen = frozenset[tuple[str, str]]
+    from quiver.contract._walker import Seen, Walker
 
 
 def dependencies(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...], seen: Seen) -> None:

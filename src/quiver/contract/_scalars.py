@@ -19,7 +19,7 @@ from quiver.model import JSON
 
 if TYPE_CHECKING:
     from quiver.contract._change import Frame
-    from quiver.contract.walk import Walker
+    from quiver.contract._walker import Walker
 
 
 def enum(w: Walker, a: Shape, b: Shape, frames: tuple[Frame, ...]) -> None:

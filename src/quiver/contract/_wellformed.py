@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from quiver.contract._json_type import json_type
 from quiver.errors import InputError
 from quiver.model import JSON
 
@@ -46,7 +47,7 @@ def check(root: JSON, dialect: str) -> None:
     """Raise InputError at the first keyword whose value the diff cannot read."""
     for pointer, node in _schemas(root, ""):
         if not isinstance(node, (dict, bool)):
-            _fail(f"a subschema must be a JSON object or boolean, not {_kind(node)}", pointer)
+            _fail(f"a subschema must be a JSON object or boolean, not {json_type(node)}", pointer)
         if isinstance(node, dict):
             _check_node(node, pointer or "/", dialect)
 
@@ -54,22 +55,22 @@ def check(root: JSON, dialect: str) -> None:
 def _check_node(node: dict[str, JSON], at: str, dialect: str) -> None:
     for key in _SCHEMA_MAPS:
         if key in node and not isinstance(node[key], dict):
-            _fail(f"`{key}` must be an object of schemas, not {_kind(node[key])}", at)
+            _fail(f"`{key}` must be an object of schemas, not {json_type(node[key])}", at)
     for key in _SCHEMA_LISTS:
         if key in node and not isinstance(node[key], list):
-            _fail(f"`{key}` must be an array of schemas, not {_kind(node[key])}", at)
+            _fail(f"`{key}` must be an array of schemas, not {json_type(node[key])}", at)
     for key in _NUMBERS:
         if key in node and not _number(node[key]):
-            _fail(f"`{key}` must be a number, not {_kind(node[key])}", at)
+            _fail(f"`{key}` must be a number, not {json_type(node[key])}", at)
     for key in _STRINGS:
         if key in node and not isinstance(node[key], str):
-            _fail(f"`{key}` must be a string, not {_kind(node[key])}", at)
+            _fail(f"`{key}` must be a string, not {json_type(node[key])}", at)
     for key in ("exclusiveMinimum", "exclusiveMaximum"):
         value = node.get(key)
         if isinstance(value, bool) and dialect != "draft-04":
             _fail(f"`{key}` is a boolean, which only draft-04 allows, but the schema is {dialect}", at)
         if key in node and not isinstance(value, bool) and not _number(value):
-            _fail(f"`{key}` must be a number, not {_kind(value)}", at)
+            _fail(f"`{key}` must be a number, not {json_type(value)}", at)
     kind = node.get("type")
     names = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else [None]
     if "type" in node and not all(isinstance(t, str) and t in _TYPES for t in names):
@@ -78,11 +79,11 @@ def _check_node(node: dict[str, JSON], at: str, dialect: str) -> None:
     if "required" in node and not (isinstance(required, list) and all(isinstance(r, str) for r in required)):
         _fail("`required` must be an array of property names", at)
     if "enum" in node and not isinstance(node["enum"], list):
-        _fail(f"`enum` must be an array, not {_kind(node['enum'])}", at)
+        _fail(f"`enum` must be an array, not {json_type(node['enum'])}", at)
     for key in ("dependentRequired", "dependencies"):
         value = node.get(key)
         if key in node and not isinstance(value, dict):
-            _fail(f"`{key}` must be an object, not {_kind(value)}", at)
+            _fail(f"`{key}` must be an object, not {json_type(value)}", at)
         for name, needs in (value or {}).items() if isinstance(value, dict) else ():
             if isinstance(needs, list) and not all(isinstance(n, str) for n in needs):
                 _fail(f"`{key}` of `{name}` must list property names", at)
@@ -117,12 +118,6 @@ def _fail(message: str, at: str) -> None:
 
 def _number(value: JSON) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _kind(value: JSON) -> str:
-    from quiver.contract.document import json_type
-
-    return json_type(value)
 
 
 def _escape(key: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urljoin
 
+from quiver.contract._json_type import json_type
 from quiver.contract._wellformed import check
 from quiver.errors import InputError
 from quiver.model import JSON, canonical_json
@@ -118,24 +119,6 @@ def dialect_of(root: JSON) -> str:
         if dialect in named:
             return dialect
     return "2020-12"
-
-
-def json_type(value: JSON) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _walk(root: JSON, base: str, id_key: str) -> Iterator[tuple[dict[str, JSON], str]]:

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from quiver.contract.document import REF_HINT, Document, RemoteRef, json_type
+from quiver.contract._json_type import json_type
+from quiver.contract.document import REF_HINT, Document, RemoteRef
 from quiver.errors import InputError
 from quiver.model import JSON, canonical_json
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quiver.contract.git import SnapshotReader, git
 from quiver.contract.places import ToolSource
 from quiver.contract.positions import Pointer
 from quiver.errors import InputError, UsageError
@@ -79,17 +80,6 @@ def _only(side: Side, server: str) -> Side:
         sources={(server, tool): src for (srv, tool), src in side.sources.items() if srv in (server, UNNAMED)},
         server_locations={n: loc for n, loc in side.server_locations.items() if n == server},
     )
-
-
-def git(root: Path, *args: str, binary: bool = False) -> str:
-    try:
-        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
-    except FileNotFoundError:
-        raise UsageError("git is not installed", hint="install git, or pass two lock files") from None
-    if proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(f"git {' '.join(args[:2])} failed: {message[-1] if message else 'unknown error'}")
-    return proc.stdout.decode("utf-8", "replace")
 
 
 def is_git_ref(root: Path, ref: str) -> bool:
@@ -191,7 +181,6 @@ def _ref_path_side(root: Path, ref: str, rel: str, spec: str) -> Side:
     """`REF:PATH`: a snapshot directory, tools/list JSON or lock at a git ref, PATH from the project root. A
     path the ref does not have is an empty catalog, with no server (the change that adds the snapshots)."""
     from quiver.contract.catalog_files import UNREADABLE, add_snapshot
-    from quiver.contract.history import SnapshotReader
     from quiver.sources._json import load_json_fast
     from quiver.sources.imports import SNAPSHOT_SUFFIXES
 

@@ -6,7 +6,7 @@ that are not about validity (a property added or no longer listed, a default add
 description changed) and what it did not judge: a changed keyword it does not analyse, a part behind a
 remote `$ref` or deeper than MAX_DEPTH. Recursion through `$ref` ends by cycle detection, not by depth.
 The scalar keyword families live in `_scalars.py`, the applicators (`not`, `if`, `contains`, `anyOf`/
-`oneOf`...) in `_constraints.py`.
+`oneOf`...) in `_constraints.py`; they take the walker as the `Walker` protocol of `_walker.py`.
 """
 
 from __future__ import annotations

@@ -201,9 +201,9 @@ TOOL011   destructive-tool-marked-read-only          quiver.lint.tool.annotation
 TOOL012   read-tool-marked-destructive               quiver.lint.tool.annotations
 TOOL013   model-facing-name-collision                quiver.lint.tool.model_facing_names
 TOOL014   model-facing-name-truncated                quiver.lint.tool.model_facing_names
-TOOL015   duplicate-enum-value                       quiver.lint.tool.schema_values
-TOOL016   invalid-default                            quiver.lint.tool.schema_values
-TOOL017   unresolved-schema-ref                      quiver.lint.tool.schema_values
+TOOL015   duplicate-enum-value                       quiver.lint.tool.schema
+TOOL016   invalid-default                            quiver.lint.tool.schema
+TOOL017   unresolved-schema-ref                      quiver.lint.tool.schema
 """)
 
 _BY_ID: Mapping[str, str] = {

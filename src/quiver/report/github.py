@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from quiver.model import Finding
 from quiver.report._repo import repository_prefix
 from quiver.report.changes import on_changed
-from quiver.report.render import ReportContext
+from quiver.report.context import ReportContext
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 ANNOTATION_CAP = 10  # GitHub shows this many annotations of each kind per step

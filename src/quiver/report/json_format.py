@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from quiver.jsonout import pretty
 from quiver.model import Finding
-from quiver.report.render import ReportContext
+from quiver.report.context import ReportContext
 
 
 def render(findings: Sequence[Finding], ctx: ReportContext) -> str:

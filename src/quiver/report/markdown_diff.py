@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from quiver.model import Finding
 from quiver.report import _summary
-from quiver.report.markdown import cell, table, witness_block
+from quiver.report._markdown import cell, table, witness_block
 
 MAX_ROWS = 15
 # the first backticked path of a message: `labels[].confidence`, `fields[0].name`, `state`

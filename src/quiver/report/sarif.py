@@ -24,7 +24,7 @@ from quiver.model import JSON, Finding, Location
 from quiver.report._linehash import line_hashes
 from quiver.report._repo import repository_prefix
 from quiver.report._security import security_severity
-from quiver.report.render import ReportContext
+from quiver.report.context import ReportContext
 from quiver.report.ruledoc import plain_text
 from quiver.sources.files import read_bytes
 

@@ -26,7 +26,7 @@ import click
 
 from quiver.model import JSON, SEVERITY_ORDER, Finding
 from quiver.report import _summary
-from quiver.report.render import ReportContext
+from quiver.report.context import ReportContext
 from quiver.sources.files import read_bytes
 
 MAX_SOURCE_BYTES = 5 * 1024 * 1024  # larger files are not quoted

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 
 import anyio
 
+from quiver.policy_values import ReconcileSpec, check_patterns
 from quiver.runtime.ledger import JSON, canonical_json
 from quiver.runtime.protocol import CallRequest, Dispatch, UpstreamTimeout
-from quiver.runtime.reconcile import ReconcileSpec
 from quiver.runtime.retry import RetryPolicy
-from quiver.runtime.transient import check_patterns
 
 DEFAULT_TIMEOUT_MS = 30_000
 DISPATCH_GRACE_S = 1.0  # beyond the dispatch's own timeout, before the executor stops waiting itself

@@ -38,8 +38,8 @@ from mcp.server import Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.message import SessionMessage
 
+from quiver.mcp_sdk import stream_loops
 from quiver.runtime._read_stream import ReadStreamBase
-from quiver.runtime._sdk import stream_loops
 from quiver.runtime._stdio_calls import DirectCalls, DirectGateway, enabled
 
 __all__ = ["serve", "stdio_streams", "usable"]
@@ -279,7 +279,7 @@ async def serve(
     relays every later message through a task and a memory stream so that request can be replayed. Our
     read stream can show the first request without consuming it, so this makes the same choice and
     hands the stream itself to the era's loop: two event-loop turns less per message. Falls back to
-    `server.run` when the SDK's loops are not as 2.3 has them (`_sdk.stream_loops`: gone, renamed or
+    `server.run` when the SDK's loops are not as 2.3 has them (`mcp_sdk.stream_loops`: gone, renamed or
     called differently). With `gateway`, the tools/call lines `_stdio_calls` accepts are answered beside
     the SDK.
     """

@@ -238,7 +238,7 @@ class LedgerExecutor:
         if not created:
             return await self._rejoin(action, draft, request, dispatch, span)
         if policy is None:
-            action = await self._move(action, ("proposed",), "failed_final", error_type="invalid_policy", error=problem)
+            action = await self.move(action, ("proposed",), "failed_final", error_type="invalid_policy", error=problem)
             return _done(action)
         if action.state == "dispatching":
             return await self._run(action, policy, request, dispatch, span)
@@ -283,7 +283,7 @@ class LedgerExecutor:
         if policy.needs_approval and action.approval != "approved":
             try:
                 if action.state == "validated":
-                    action = await self._move(action, ("validated",), "awaiting_approval", approval="pending")
+                    action = await self.move(action, ("validated",), "awaiting_approval", approval="pending")
                 decision = "unavailable" if self._approver is None else await self._approver.request(action)
                 if decision == "unavailable":
                     text = (
@@ -295,12 +295,12 @@ class LedgerExecutor:
                         CallOutcome(_text(text, action, action.state), action.state, action.id, action.attempts)
                     )
                 if decision == "declined":
-                    action = await self._move(
+                    action = await self.move(
                         action, ("awaiting_approval",), "failed_final", approval="declined",
                         approval_ref="elicitation", error_type="approval_declined", error="the approver declined",
                     )  # fmt: skip
                     return _done(action)
-                action = await self._move(
+                action = await self.move(
                     action, ("awaiting_approval",), "validated", approval="approved", approval_ref="elicitation"
                 )
             except StateConflict as conflict:
@@ -325,7 +325,7 @@ class LedgerExecutor:
             in_flight = Attempt(action.id, number, started, started, "in_flight")  # on record before the send
             try:
                 if not claimed:
-                    action = await self._move(
+                    action = await self.move(
                         action, from_states, "dispatching", attempt=in_flight, attempts=number, owner=self.owner
                     )
                 claimed = False
@@ -359,7 +359,7 @@ class LedgerExecutor:
                 try:
                     # `unknown_outcome` too: a recovery sweep may have judged this executor dead while the
                     # answer was on its way (an expired lease); the answer settles what the sweep could not
-                    action = await self._move(
+                    action = await self.move(
                         action,
                         ("dispatching", "unknown_outcome"),
                         state,
@@ -377,7 +377,7 @@ class LedgerExecutor:
             ):
                 delay = next(delays, None)
                 if delay is not None:
-                    action = await self._move(
+                    action = await self.move(
                         action,
                         ("dispatching",),
                         "failed_retryable",
@@ -396,7 +396,7 @@ class LedgerExecutor:
             final: State = "unknown_outcome" if ambiguous and policy.side_effect != "read_only" else "failed_final"
             # a transient tool error that ends failed_final keeps the upstream's own answer for the caller
             kept = {"result": result_json} if tool_result and final == "failed_final" else {}
-            action = await self._move(
+            action = await self.move(
                 action, ("dispatching",), final, detail=detail, attempt=attempt, error_type=error_type, error=message,
                 **kept,
             )  # fmt: skip
@@ -411,14 +411,18 @@ class LedgerExecutor:
                 current = await self.store.get(action.id)
                 plan = recovery_state(current)
                 if plan != "skip":
-                    await self._move(
+                    await self.move(
                         current, (current.state,), plan, attempt=attempt if current.state == "dispatching" else None,
                         error_type="cancelled", error="the call was cancelled",
                     )  # fmt: skip
             except StateConflict:
                 pass  # settled meanwhile by another executor or a recovery: nothing left to record
 
-    async def _move(
+    def now(self) -> float:
+        """The executor's clock (injected: a test's fake clock)."""
+        return self._clock()
+
+    async def move(
         self,
         action: Action,
         from_states: Sequence[State],
@@ -428,6 +432,8 @@ class LedgerExecutor:
         attempt: Attempt | None = None,
         **fields: JSON,
     ) -> Action:
+        """Move `action` to `to_state` if the ledger has it in one of `from_states` (else StateConflict), at the
+        executor's clock, setting `fields`; the executor's steps and reconcile make every state change here."""
         return await self.store.transition(
             action.id, from_states, to_state, at=self._clock(), detail=detail, attempt=attempt, **fields
         )

@@ -38,7 +38,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from quiver import __version__
-from quiver._search._gateway import SearchSetup
 from quiver.errors import InputError
 from quiver.hosts.claude_code import ALWAYS_LOAD_META
 from quiver.metatools import META_TOOL_NAMES, META_TOOLS
@@ -49,11 +48,13 @@ from quiver.runtime._diff import describe_changes
 from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
 from quiver.runtime.approval import elicitation
+from quiver.runtime.direct import DirectExecutor
 from quiver.runtime.executor import LedgerOutage
+from quiver.runtime.gateway_index import SearchSetup
 from quiver.runtime.gateway_meta import DEFAULT_SEARCH_LIMIT, _MetaTools
 from quiver.runtime.gateway_results import LEDGER_UNAVAILABLE, _error, _unsnapshotted, ledger_unavailable_error
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
-from quiver.runtime.protocol import CallRequest, DirectExecutor, Executor, UpstreamError
+from quiver.runtime.protocol import CallRequest, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
 from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, requested_tool, tracing_configured
 from quiver.runtime.upstream import PinCheck, UpstreamManager

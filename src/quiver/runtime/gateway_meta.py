@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server import ServerRequestContext
 
-from quiver._search._gateway import SearchSetup
 from quiver.model import JSON
 from quiver.runtime._manifest import Manifest, ManifestTool, one_line
+from quiver.runtime.gateway_index import SearchSetup
 from quiver.runtime.gateway_results import _error, _json_result, _unsnapshotted
 from quiver.runtime.gateway_scope import GatewayScope
 from quiver.runtime.session import GatewaySession
@@ -121,7 +121,7 @@ class _MetaTools:
 
     def _search_index(self) -> Any:
         if self._index is None:
-            from quiver._search._gateway import gateway_index
+            from quiver.runtime.gateway_index import gateway_index
 
             self._index = gateway_index(self.manifest, self._search_setup)
         return self._index

@@ -3,7 +3,7 @@
 The gateway (`quiver.runtime.gateway`) decides *whether* a call may happen (allow-list, pins,
 argument validation) and hands every permitted call to an `Executor`, which decides *how* it runs
 (ledger record before dispatch, idempotency, retries, approvals, spans) and calls `Dispatch` to reach
-the upstream server. `DirectExecutor` is the executor without a ledger.
+the upstream server. `DirectExecutor` (`quiver.runtime.direct`) is the executor without a ledger.
 """
 
 from __future__ import annotations
@@ -84,46 +84,3 @@ class PolicyHook(Protocol):
 
 
 APPROVAL_REASON_KEY = "approval_reason"  # a hook's reason for asking, kept in the call's policy
-
-
-class DirectExecutor:
-    """Dispatch once, no ledger: for tests and `quiver serve --no-ledger`. With nowhere to record a pending
-    approval, a call whose hook asks for one is refused, naming the reason."""
-
-    def __init__(self, *, hook: PolicyHook | None = None) -> None:
-        self._hook = hook
-
-    async def execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
-        from quiver.runtime.telemetry import direct_span
-
-        if self._hook is not None:
-            request = self._hook.before(request)
-            reason = request.policy.get(APPROVAL_REASON_KEY)
-            if reason:
-                text = (
-                    f"refused: `{request.server}/{request.tool}` needs approval ({reason}), and a gateway without a "
-                    "ledger (`--no-ledger`) cannot ask for one; serve with a ledger to approve it"
-                )
-                outcome = CallOutcome(_error(text), "failed_final")
-                self._hook.after(request, outcome)
-                return outcome
-        with direct_span(request) as finish:
-            outcome = finish(await self._execute(request, dispatch))
-        if self._hook is not None:
-            self._hook.after(request, outcome)
-        return outcome
-
-    async def _execute(self, request: CallRequest, dispatch: Dispatch) -> CallOutcome:
-        timeout_s = float(request.policy.get("timeout_ms", 30_000)) / 1000
-        try:
-            result = await dispatch(request, {}, timeout_s)
-        except UpstreamTimeout as exc:
-            return CallOutcome(_error(f"upstream timed out: {exc}"), "unknown_outcome")
-        except UpstreamError as exc:
-            return CallOutcome(_error(f"upstream failed: {exc}"), "failed_final")
-        state = "failed_final" if result.get("isError") else "succeeded"
-        return CallOutcome(result, state)
-
-
-def _error(text: str) -> dict[str, JSON]:
-    return {"content": [{"type": "text", "text": text}], "isError": True}

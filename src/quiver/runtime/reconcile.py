@@ -26,21 +26,27 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping, Sequence
+from typing import Literal, Protocol
 
+from quiver.policy_values import ReconcileSpec
 from quiver.runtime._exec_outcome import _text
-from quiver.runtime.ledger import JSON, Action, ActionFilter, StateConflict, canonical_json, clip
+from quiver.runtime._exec_policy import ExecPolicy, attempt_once
+from quiver.runtime.ledger import (
+    JSON,
+    Action,
+    ActionFilter,
+    Attempt,
+    LedgerStore,
+    State,
+    StateConflict,
+    canonical_json,
+    clip,
+)
 from quiver.runtime.protocol import CallRequest, Dispatch
 from quiver.runtime.transient import result_text
 
-if TYPE_CHECKING:
-    from quiver.runtime._exec_policy import ExecPolicy
-    from quiver.runtime.executor import LedgerExecutor
-
-# the executor's logger, as before the move: `quiver serve` prints logger names
-logger = logging.getLogger("quiver.runtime.executor")
+logger = logging.getLogger(__name__)
 
 Verdict = Literal["succeeded", "failed_final"]
 RECONCILE_INITIAL_S = 1.0  # the wait before a sweep asks about an unsettled action again
@@ -48,33 +54,24 @@ RECONCILE_MAX_S = 300.0
 PROBE_MIN_TIMEOUT_S = 10.0  # a probe waits at least this long (its server may be starting): a read, safe to wait for
 
 
-@dataclass(frozen=True, slots=True)
-class ReconcileSpec:
-    tool: str
-    arguments: Mapping[str, JSON]
-    succeeded_when: str
-    equals: JSON = None
-    has_equals: bool = False
-    tool_sha256: str | None = None  # written by `quiver compile` from the lock; never "" (see from_mapping)
+class StateMover(Protocol):
+    """What reconcile uses of the executor that runs it (`LedgerExecutor`): its ledger, its clock and its
+    guarded state move."""
 
-    @classmethod
-    def from_mapping(cls, value: JSON) -> ReconcileSpec:
-        if not isinstance(value, Mapping):
-            raise ValueError("reconcile must be a table with `tool`, `arguments` and `succeeded_when`")
-        unknown = set(value) - {"tool", "arguments", "succeeded_when", "equals", "tool_sha256"}
-        if unknown:
-            raise ValueError(f"unknown reconcile key `{sorted(unknown)[0]}`")
-        tool, arguments, when = value.get("tool"), value.get("arguments", {}), value.get("succeeded_when")
-        if not isinstance(tool, str) or not tool:
-            raise ValueError("reconcile.tool must name a read tool of the same server")
-        if not isinstance(arguments, Mapping):
-            raise ValueError("reconcile.arguments must be a table")
-        if not isinstance(when, str) or not when.startswith("$"):
-            raise ValueError("reconcile.succeeded_when must be a path such as `$.structuredContent.found`")
-        pin = value.get("tool_sha256")
-        if pin is not None and (not isinstance(pin, str) or not pin):
-            raise ValueError("reconcile.tool_sha256 must be the reconcile tool's pin (quiver compile writes it)")
-        return cls(tool, dict(arguments), when, value.get("equals"), "equals" in value, pin)
+    store: LedgerStore
+
+    def now(self) -> float: ...
+
+    async def move(
+        self,
+        action: Action,
+        from_states: Sequence[State],
+        to_state: State,
+        *,
+        detail: str | None = None,
+        attempt: Attempt | None = None,
+        **fields: JSON,
+    ) -> Action: ...
 
 
 def resolve_path(root: JSON, path: str) -> tuple[bool, JSON]:
@@ -135,7 +132,7 @@ def _with_parsed_text(result: Mapping[str, JSON]) -> Mapping[str, JSON]:
 
 
 async def reconcile_action(
-    executor: LedgerExecutor, action: Action, policy: ExecPolicy, dispatch: Dispatch, *, settle_negative: bool
+    executor: StateMover, action: Action, policy: ExecPolicy, dispatch: Dispatch, *, settle_negative: bool
 ) -> Action:
     """Ask `policy.reconcile`'s tool about an `unknown_outcome` action, through `executor`, and settle it.
 
@@ -144,8 +141,6 @@ async def reconcile_action(
     path, no answer or an unclear one leaves it `unknown_outcome`; if another executor settled it
     meanwhile, that action is returned.
     """
-    from quiver.runtime._exec_policy import attempt_once  # it imports this module
-
     spec = policy.reconcile
     assert spec is not None
     arguments = reconcile_arguments(spec, action)
@@ -181,7 +176,7 @@ async def reconcile_action(
         fields = {"error_type": "not_applied", "error": f"`{spec.tool}` reports no effect"}
     result_json = canonical_json(_text(text, action, verdict, is_error=verdict != "succeeded"))
     try:
-        return await executor._move(
+        return await executor.move(
             action, ("unknown_outcome",), verdict, result=result_json,
             detail=clip(f"reconciled by {spec.tool}: {canonical_json(dict(result))}", 500), **fields,
         )  # fmt: skip
@@ -190,7 +185,7 @@ async def reconcile_action(
 
 
 async def reconcile_pending(
-    executor: LedgerExecutor,
+    executor: StateMover,
     dispatch: Dispatch,
     probes: dict[str, tuple[float, float]],
     *,
@@ -201,12 +196,10 @@ async def reconcile_pending(
     `probes` (action id -> (next probe at, last wait), kept by the caller between sweeps) is the
     backoff: an action whose probe settled nothing is asked again after RECONCILE_INITIAL_S, then
     twice as long each time, up to RECONCILE_MAX_S."""
-    from quiver.runtime._exec_policy import ExecPolicy
-
     settled_now: list[Action] = []
     for action in await executor.store.list(ActionFilter(states=("unknown_outcome",))):
         due, wait = probes.get(action.id, (0.0, 0.0))
-        if executor._clock() < due:
+        if executor.now() < due:
             continue
         try:
             policy = ExecPolicy.from_mapping(action.policy_value())
@@ -220,5 +213,5 @@ async def reconcile_pending(
             settled_now.append(settled)
         else:
             wait = min(RECONCILE_MAX_S, wait * 2 if wait else RECONCILE_INITIAL_S)
-            probes[action.id] = (executor._clock() + wait, wait)
+            probes[action.id] = (executor.now() + wait, wait)
     return settled_now

@@ -80,7 +80,7 @@ async def _meta_tool_span(
 def install(middleware: list[ServerMiddleware[Any]], is_meta_tool: Callable[[str], bool]) -> None:
     """Replace the SDK's OpenTelemetry middleware in a server's `middleware` list, in place;
     `is_meta_tool(name)` says which tool names are the gateway's own meta-tools."""
-    from quiver.runtime._sdk import is_sdk_tracing
+    from quiver.mcp_sdk import is_sdk_tracing
 
     for i, item in enumerate(middleware):
         if is_sdk_tracing(item):

@@ -20,17 +20,13 @@ sending again is safe (read-only, idempotent, or the upstream honours the key), 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
+from quiver.policy_values import compiled_pattern
 from quiver.runtime.ledger import JSON
 from quiver.runtime.protocol import UpstreamError
 
-__all__ = [
-    "DEFAULT_TRANSIENT_ERRORS", "TransientToolError", "check_patterns", "result_text", "transient_error",
-    "transient_match",
-]  # fmt: skip
+__all__ = ["DEFAULT_TRANSIENT_ERRORS", "TransientToolError", "result_text", "transient_error", "transient_match"]
 
 DEFAULT_TRANSIENT_ERRORS: tuple[str, ...] = (
     r"(?i)\b(timeout|timed out|time-out)\b",
@@ -51,18 +47,6 @@ class TransientToolError(UpstreamError):
         self.pattern = pattern
 
 
-def check_patterns(value: JSON) -> tuple[str, ...]:
-    """The configured list as a tuple, each compiled once; raises ValueError naming a bad one."""
-    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(p, str) for p in value):
-        raise ValueError('transient_errors must be a list of regular expressions, e.g. ["(?i)rate limit"]')
-    for pattern in value:
-        try:
-            _compiled(pattern)
-        except re.error as exc:
-            raise ValueError(f"transient_errors pattern `{pattern}` is not a regular expression: {exc}") from None
-    return tuple(value)
-
-
 def result_text(result: Mapping[str, JSON]) -> str:
     """The text items of a CallToolResult's content, joined by newlines."""
     content = result.get("content")
@@ -77,7 +61,7 @@ def transient_match(result: Mapping[str, JSON], patterns: Sequence[str] | None) 
         return None
     text = result_text(result)[:MAX_TEXT_CHARS]
     for pattern in DEFAULT_TRANSIENT_ERRORS if patterns is None else patterns:
-        if _compiled(pattern).search(text):
+        if compiled_pattern(pattern).search(text):
             return pattern
     return None
 
@@ -88,8 +72,3 @@ def transient_error(result: Mapping[str, JSON] | None, patterns: Sequence[str] |
     if result is None or pattern is None:
         return None
     return TransientToolError(f"transient tool error (matched `{pattern}`): {result_text(result)}", pattern)
-
-
-@lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)

@@ -18,7 +18,7 @@ from quiver.model import JSON
 from quiver.runtime._read_stream import ReadStreamBase
 
 if TYPE_CHECKING:
-    from quiver.runtime._sdk import ReadStream
+    from quiver.mcp_sdk import ReadStream
     from quiver.runtime.upstream_stdio import DirectCalls
 
 logger = logging.getLogger("quiver.runtime.upstream")  # the name its records had before the split

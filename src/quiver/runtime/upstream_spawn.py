@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from quiver.runtime._guard import guarded
 
 if TYPE_CHECKING:
-    from quiver.runtime._sdk import TransportStreams
+    from quiver.mcp_sdk import TransportStreams
 
 
 @asynccontextmanager

@@ -14,9 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from quiver.config import AgentGlob
 from quiver.errors import InputError, Position
-from quiver.globs import matches_any
+from quiver.globs import AgentGlob, matches_any
 from quiver.model import JSON, Agent, AgentKind, Dialect, Location, Server, ToolRef
 from quiver.sources._yaml import YNode
 from quiver.sources.claude_frontmatter import parse_frontmatter

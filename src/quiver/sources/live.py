@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.client.session import IncomingMessage
 
-    from quiver.runtime._sdk import TransportStreams
+    from quiver.mcp_sdk import TransportStreams
 
     _Connect = Callable[[], AbstractAsyncContextManager[TransportStreams]]
 

@@ -4,11 +4,14 @@ The SDK (`mcp`, pinned below the next minor release in pyproject.toml) has no pu
 
 - `mcp.server.runner._has_modern_envelope`, `_serve_legacy_stream`, `_serve_modern_stream`: the two
   protocol eras' stream loops and the test that picks one, which `serve_dual_era_loop` runs after a relay
-  task that costs two event-loop turns a message (`_stdio.serve`). Way out: `Server.run`.
+  task that costs two event-loop turns a message (`runtime/_stdio.serve`). Way out: `Server.run`.
 - `mcp.server._otel.OpenTelemetryMiddleware`: the SDK's default span middleware, which the gateway swaps
-  for its own (`telemetry_mcp.install`). Way out: recognise it by its class name.
+  for its own (`runtime/telemetry_mcp.install`). Way out: recognise it by its class name.
 - `mcp.shared._stream_protocols.ReadStream` and `mcp.client._transport.TransportStreams`: type names only,
   imported by other modules under TYPE_CHECKING from here, so nothing imports them at run time.
+
+It sits in the bottom layer: the gateway (`runtime/`) and live snapshots (`sources/live.py`, below runtime)
+both name the SDK's types.
 
 The stream loops are used only when each can be called exactly as `_stdio.serve` calls it (checked with
 `inspect.signature(...).bind` on the arguments named below); anything else (the module gone, a name
