@@ -16,9 +16,10 @@ from gateway import ROOT, compile_example, descendants, env, latency, name, pct,
 from mcp import ClientSession, StdioServerParameters
 
 PROFILED = (  # the profiler starts on SIGUSR1: after start-up and the warm-up calls
-    "import cProfile, signal, sys; from quiver.commands.serve import run; profile = cProfile.Profile()\n"
+    "import cProfile, signal, sys; from pathlib import Path\n"
+    "from quiver.commands.serve import ServeOptions, run; profile = cProfile.Profile()\n"
     "signal.signal(signal.SIGUSR1, lambda *_: profile.enable())\n"
-    "try:\n    code = run(sys.argv[1], log_level='warning', ledger=sys.argv[2])\n"
+    "try:\n    code = run(ServeOptions(Path(sys.argv[1]), log_level='warning', ledger=sys.argv[2])).code\n"
     "finally:\n    profile.disable(); profile.dump_stats(sys.argv[3])\n"
     "sys.exit(code)"
 )
@@ -70,3 +71,14 @@ def shares(stats: pstats.Stats, calls: int) -> None:
     print("a pipe write includes the time the reader it wakes may run first on a busy machine):")
     for key, seconds in groups.most_common(25):
         print(f"  {seconds / total:6.1%}  {seconds / calls * 1e6:7.1f} us  {key}")
+
+
+if __name__ == "__main__":  # `bench/gateway.py --profile CALLS` runs this: python bench/_gateway_profile.py CALLS TOP
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("calls", type=int)
+    parser.add_argument("top", type=int)
+    parser.add_argument("--profile-out", type=Path, default=None)
+    given = parser.parse_args()
+    anyio.run(profile, given.calls, given.top, given.profile_out)

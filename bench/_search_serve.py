@@ -27,7 +27,8 @@ from quiver.commands import compile as cmd
 from quiver.sources.lock import ServerCatalog, render_lock
 
 SERVE = (
-    "import sys; from quiver.commands.serve import run; sys.exit(run(sys.argv[1], log_level='warning', no_ledger=True))"
+    "import sys; from pathlib import Path; from quiver.commands.serve import ServeOptions, run; "
+    "sys.exit(run(ServeOptions(Path(sys.argv[1]), log_level='warning', no_ledger=True)).code)"
 )
 
 

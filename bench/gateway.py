@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -189,9 +190,9 @@ def serve_command(*, http: bool) -> str:
     """`quiver serve MANIFEST [--ledger L | --no-ledger] [--http 127.0.0.1:PORT]` without going through click."""
     address = "http='127.0.0.1:' + sys.argv[3], token='bench', " if http else ""
     return (
-        "import sys; from quiver.commands.serve import run; "
-        f"sys.exit(run(sys.argv[1], {address}log_level='warning', ledger=sys.argv[2] or None, "
-        "no_ledger=not sys.argv[2]))"
+        "import sys; from pathlib import Path; from quiver.commands.serve import ServeOptions, run; "
+        f"sys.exit(run(ServeOptions(Path(sys.argv[1]), {address}log_level='warning', ledger=sys.argv[2] or None, "
+        "no_ledger=not sys.argv[2])).code)"
     )
 
 
@@ -442,10 +443,10 @@ if __name__ == "__main__":
     parser.add_argument("--profile-out", type=Path, help="keep --profile's cProfile stats in this file")
     options = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
-    if options.profile:
-        from _gateway_profile import profile
-
-        anyio.run(profile, options.calls, options.top, options.profile_out)
+    if options.profile:  # its own script (it uses this one's helpers): run as a process, so no import circle
+        keep = ["--profile-out", str(options.profile_out)] if options.profile_out else []
+        profiler = [sys.executable, str(Path(__file__).parent / "_gateway_profile.py"), str(options.calls)]
+        sys.exit(subprocess.call([*profiler, str(options.top), *keep]))
     else:
         from _gateway_peers import peer_python
 
