@@ -2,8 +2,9 @@
 
 Sequential `calc__echo` calls through `quiver serve` (stdio, SQLite ledger) on examples/serve; prints the
 WAL file's size every `--every` calls and the p50 of each quarter. A WAL that never restarts grows by
-every frame written (about 22 KB a call before the fix in docs/decisions.md); one that restarts stays
-near its size at a restart. `--baseline-src` runs an older source tree (an exported commit) as well.
+every frame written (about 22 KB a call before the fix in docs/decisions.md, "SQLite WAL: checkpoints,
+restarts, pages"); one that restarts stays near its size at a restart. `--baseline-src` runs an older
+source tree (an exported commit) as well.
 """
 
 from __future__ import annotations

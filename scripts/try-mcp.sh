@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the whole suite against another release of the MCP SDK before admitting it (docs/decisions.md, issue 24).
+# Run the whole suite against another release of the MCP SDK before admitting it (docs/decisions.md, "MCP SDK:
+# private names and the version cap", issue 24).
 #
 #   scripts/try-mcp.sh VERSION        e.g. scripts/try-mcp.sh 2.4.0
 #

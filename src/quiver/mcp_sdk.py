@@ -17,7 +17,8 @@ The stream loops are used only when each can be called exactly as `_stdio.serve`
 `inspect.signature(...).bind` on the arguments named below); anything else (the module gone, a name
 renamed, a parameter added, removed or renamed) falls back, with one warning naming what changed.
 tests/runtime/test_sdk_private.py checks the installed SDK against these lists: a new SDK release is
-admitted (pyproject's upper bound moved) only once the suite passes on it (docs/decisions.md, issue 24).
+admitted (pyproject's upper bound moved) only once the suite passes on it (docs/decisions.md, "MCP SDK:
+private names and the version cap", issue 24).
 """
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ def test_a_fault_is_named_where_the_character_by_character_reader_names_it(
     "text",
     [
         '{"a": 01}',  # read whole, `0` then `1`: "expected `,`" one column on, as `json` says
-        "[" * 199 + '{"deep": [1, 2]}' + "]" * 199,  # read whole, nesting is the C scanner's (see decisions)
+        # read whole, nesting is the C scanner's (docs/decisions.md, "Readers and size limits")
+        "[" * 199 + '{"deep": [1, 2]}' + "]" * 199,
     ],
 )
 def test_the_fast_path_names_faults_as_the_character_by_character_reader(

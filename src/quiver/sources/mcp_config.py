@@ -19,7 +19,8 @@ from quiver.model import JSON, Dialect, Location, Server, Transport
 from quiver.sources._json import parse_json
 from quiver.sources.files import inside, read_text
 
-# Discovery order: a later file's definition of the same server wins (see docs/decisions.md).
+# Discovery order: a later file's definition of the same server wins (docs/decisions.md, "MCP config discovery
+# and overlays").
 CONFIG_FILES = (
     ".copilot/mcp-config.json",
     "mcp-config.json",
