@@ -30,8 +30,8 @@ import anyio
 from quiver.commands.outcome import Outcome
 from quiver.errors import ConfigError, InputError, UsageError
 from quiver.jsonout import pretty
+from quiver.model import JSON
 from quiver.runtime.ledger import (
-    JSON,
     STATES,
     Action,
     ActionFilter,

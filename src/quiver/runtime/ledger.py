@@ -36,11 +36,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, get_args
+from typing import Literal, Protocol, get_args
 
+from quiver.model import JSON
 from quiver.runtime.states import LedgerState
-
-JSON = Any  # the JSON boundary
 
 # `LedgerState` for the type checker: mypy checks the state names the code writes against it (a test keeps
 # the two lists equal)

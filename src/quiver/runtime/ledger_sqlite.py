@@ -28,10 +28,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+from quiver.model import JSON
 from quiver.runtime._sqlite_checkpoint import RESTART_FRAMES, Checkpointer
 from quiver.runtime._sqlite_integrity import damage, file_state, foreign, refuse_damaged
 from quiver.runtime.ledger import (
-    JSON,
     Action,
     ActionFilter,
     Attempt,
