@@ -9,6 +9,8 @@ optionally `"agent"`; the timestamp in seconds since the epoch or ISO 8601).
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,8 +151,6 @@ def apply_command(root: Path, patch: Path) -> str:
     In a git work tree `git apply` reads a patch's paths from the top of the tree and skips every path
     outside the directory it runs in ("Skipped patch"), so a project below the top is applied from the top
     with `--directory=PREFIX`; outside git, `git apply` works like `patch -p1` in the directory it runs in."""
-    import os
-    import shlex
 
     from quiver.report._repo import repository_prefix
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -74,7 +75,6 @@ def all_servers(root: Path) -> dict[str, Server]:
 
 def capture(server: Server, environ: Mapping[str, str], timeout_s: float) -> ServerCatalog:
     """One server's catalog, live. InputError names the server and its definition's file:line:col."""
-    import logging
 
     from quiver.sources.live import fetch_catalog_sync
 

@@ -20,6 +20,7 @@ result; nothing a client or an upstream does crashes the gateway.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -438,7 +439,6 @@ def _budgeted_problem(validator: tuple[Any, str], schema: Mapping[str, JSON], ar
 
 def pattern_budget_s() -> float:
     """Seconds one call's argument patterns may take in `re`: QUIVER_PATTERN_BUDGET_S, else the default."""
-    import os
 
     try:
         value = float(os.environ.get("QUIVER_PATTERN_BUDGET_S", PATTERN_BUDGET_S))

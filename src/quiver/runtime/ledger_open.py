@@ -18,6 +18,7 @@ serialised by the database.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,8 +147,6 @@ def migrate(target: LedgerTarget | str, *, root: Path | None = None) -> str:
         target = parse_ledger(target, root or Path.cwd())
     where = target.display()
     if target.kind == "sqlite":
-        import sqlite3
-
         from quiver.runtime.ledger_sqlite import SqliteLedger
 
         existed = target.path.is_file()

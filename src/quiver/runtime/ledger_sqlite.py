@@ -23,6 +23,7 @@ import functools
 import operator
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -227,7 +228,6 @@ class SqliteLedger:
     def _use_wal(self, budget_s: float) -> None:
         """Switch to WAL once. Several processes opening a brand-new file at once can find it locked: the
         busy handler does not cover a journal-mode change, so retry briefly until one of them has switched."""
-        import time
 
         deadline = time.monotonic() + budget_s
         delay = 0.005
