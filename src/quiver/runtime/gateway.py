@@ -50,11 +50,13 @@ from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
 from quiver.runtime.approval import elicitation
 from quiver.runtime.direct import DirectExecutor
-from quiver.runtime.executor import LedgerOutage
+from quiver.runtime.executor import LedgerExecutor, LedgerOutage
 from quiver.runtime.gateway_index import SearchSetup
 from quiver.runtime.gateway_meta import DEFAULT_SEARCH_LIMIT, _MetaTools
 from quiver.runtime.gateway_results import LEDGER_UNAVAILABLE, _error, _unsnapshotted, ledger_unavailable_error
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
+from quiver.runtime.ledger import LedgerUnavailable
+from quiver.runtime.ledger_open import run_recovery_sweeps
 from quiver.runtime.protocol import CallRequest, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
 from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, requested_tool, tracing_configured
@@ -113,8 +115,6 @@ class Gateway(_MetaTools):
         await self.upstreams.__aenter__()
         recover = getattr(self.executor, "recover", None)
         if recover is not None:  # a ledger-backed executor settles what a crashed gateway left behind
-            from quiver.runtime.ledger import LedgerUnavailable
-
             try:
                 report = await recover(self.upstreams.dispatch)
             except LedgerUnavailable as exc:  # the sweeps try again; calls meanwhile get LEDGER_UNAVAILABLE
@@ -130,8 +130,6 @@ class Gateway(_MetaTools):
         """Until cancelled, settle every `interval_s` the actions of gateways that died (on a shared ledger, a
         dead replica's actions once their lease expires) and ask the reconcile tools of `unknown_outcome`
         actions again (confirmations only, with backoff). No-op without a ledger."""
-        from quiver.runtime.executor import LedgerExecutor
-        from quiver.runtime.ledger_open import run_recovery_sweeps
 
         if isinstance(self.executor, LedgerExecutor):
             await anyio.sleep(interval_s)  # __aenter__ has just recovered
