@@ -13,6 +13,7 @@ Every other module of the package is internal and may change in any release.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,6 @@ def load_project(root: str | Path = ".") -> Project:
 
 def compile_project(root: str | Path = ".", *, emit: Sequence[str] = ()) -> Compiled:
     """Resolve every agent of the project at `root`; `emit` adds host exports (`anthropic`, `openai`)."""
-    import json
 
     from quiver.commands.compile import build
 
@@ -125,7 +125,6 @@ def search(
     query: str, *, root: str | Path = ".", agent: str | None = None, limit: int = 5, lexical: bool = False
 ) -> list[SearchResult]:
     """Rank the project's tools (or `agent`'s) for `query`, as the gateway's `search_tools` does."""
-    import json
 
     from quiver.commands.search import search_tools
 
@@ -137,7 +136,6 @@ def search(
 
 def explain(agent: str, tool: str | None = None, *, root: str | Path = ".") -> dict[str, Any]:
     """Why each of `agent`'s tools (or only `tool`) is preloaded or deferred: `quiver explain --format json`."""
-    import json
 
     from quiver.commands.explain import explain_agent
 

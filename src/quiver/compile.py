@@ -6,6 +6,7 @@ Building is pure given a token cache: the same inputs give byte-identical text.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -444,7 +445,6 @@ def pin_reconcile(reconcile: JSON, server: str, tool: str, lock: Lock | None, co
 
 
 def _catalog_sha(pins: list[str]) -> str:
-    import hashlib
 
     return hashlib.sha256("".join(pins).encode()).hexdigest()
 

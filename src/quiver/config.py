@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +127,6 @@ class Config:
 
 def load_config(root: Path) -> Config:
     """Read `quiver.toml`, else `[tool.quiver]` of pyproject.toml, else defaults."""
-    import functools
 
     from quiver.sources._toml import parse_toml
     from quiver.sources.files import read_text
@@ -154,7 +157,6 @@ def _locator(
 
 def key_position(text: str, key: str, *, nested: bool) -> tuple[int, int]:
     """Line and column of `key = ...` (or its `[key]` table header) in the quiver table of a TOML file."""
-    import re
 
     prefix = r"tool\.quiver" if nested else r"(tool\.quiver)?"
     own = re.compile(rf"^\s*\[\[?\s*{prefix}\s*\]\]?\s*(#.*)?$")
@@ -366,7 +368,6 @@ def _tool_search_setting(value: JSON) -> bool:
 
 def unknown_key_hint(key: str) -> str:
     """A did-you-mean for an unknown quiver config key (dotted for a policy table's: `servers.time.timeout`)."""
-    import difflib
 
     head, _, rest = key.partition(".")
     leaf = key.rsplit(".", 1)[-1]
@@ -399,7 +400,6 @@ def unknown_key_warnings(config: Config) -> list[str]:
 def _with_policy_keys(config: Config, paths: Mapping[tuple[str, ...], tuple[int, int]], text: str) -> Config:
     """The config with its key positions, and each unknown key of a `servers.*` / `tools.*` table or of a
     `[[mcp_servers]]` entry added (`mcp_servers.NAME.key`)."""
-    import dataclasses
 
     unknown = list(config.unknown_keys)
     for head, tables, known in (("servers", config.servers, SERVER_KEYS), ("tools", config.tools, TOOL_KEYS)):
@@ -420,7 +420,6 @@ def array_key_positions(text: str, table: str) -> list[tuple[int, dict[str, tupl
     """For each entry of the array of tables `table`, in order: its line and the line and column of each of
     its keys. An entry is a `[[table]]` header and the `key =` lines below it, or an inline table of
     `table = [{key = ...}, ...]`."""
-    import re
 
     header = re.compile(rf"^\s*\[\[\s*(tool\.quiver\.)?{table}\s*\]\]")
     inline = re.compile(rf"^\s*(tool\.quiver\.)?{table}\s*=\s*\[")
@@ -446,7 +445,6 @@ def array_key_positions(text: str, table: str) -> list[tuple[int, dict[str, tupl
 def _inline_tables(text: str, at: int) -> list[tuple[int, dict[str, tuple[int, int]]]]:
     """The inline tables of the TOML array opening at `text[at]` (`[`): for each, its line and the line and
     column of each of its keys. Strings and comments are stepped over; nested values are not entries."""
-    import re
 
     from quiver.sources._toml import line_col, skip_string
 
@@ -497,7 +495,6 @@ def _dotted(text: str) -> tuple[str, ...] | None:
 
 def _dotted_parts(text: str) -> tuple[tuple[str, ...], int] | None:
     """The parts of a TOML dotted key and the offset in `text` where its last part starts, or None."""
-    import re
 
     parts = []
     for piece in re.finditer(rf"{_KEY_PART}(\.|$)", text):
@@ -549,7 +546,6 @@ _INLINE_KEY = rf"[ \t]*((?:(?:{_KEY_TEXT})[ \t]*\.[ \t]*)*(?:{_KEY_TEXT}))[ \t]*
 def _inline_keys(line: str, at: int) -> list[tuple[tuple[str, ...], int]]:
     """The keys of the one-line inline table opening at `line[at]` (`{`), nested tables' keys by their path
     from it, each with the 1-based column of its last part (arrays' contents are not keys of the table)."""
-    import re
 
     from quiver.sources._toml import skip_string
 

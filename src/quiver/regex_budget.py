@@ -28,6 +28,7 @@ import contextvars
 import functools
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -215,8 +216,6 @@ class _Worker:
             self._buffer += chunk
         answer, _, self._buffer = self._buffer.partition(b"\n")
         if answer.startswith(b"E"):
-            import re
-
             raise re.error(answer[1:].decode("utf-8", "replace"))
         return answer == b"1"
 
@@ -249,8 +248,6 @@ class _Pool:
             try:
                 found = worker.ask(pattern, text, deadline, seconds)
             except BaseException as exc:
-                import re
-
                 if isinstance(exc, re.error):
                     self._keep(worker)
                 else:

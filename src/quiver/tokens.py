@@ -9,7 +9,11 @@ sha256 in `.quiver/cache`.
 
 from __future__ import annotations
 
+import binascii
 import functools
+import gzip
+import hashlib
+import importlib.util
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,9 +53,6 @@ class VocabularyError(InputError):
 
 def mergeable_ranks() -> dict[bytes, int]:
     """The o200k_base ranks from the packaged file, after checking its sha256."""
-    import binascii
-    import gzip
-    import hashlib
 
     data = gzip.decompress(VOCABULARY.read_bytes())
     if hashlib.sha256(data).hexdigest() != VOCABULARY_SHA256:
@@ -103,7 +104,6 @@ def counter() -> TokenCounter:
 @functools.cache
 def encoder_name() -> str:
     """The encoder's name without loading its vocabulary."""
-    import importlib.util
 
     return _Tiktoken.name if importlib.util.find_spec("tiktoken") is not None else _Estimate.name
 

@@ -7,6 +7,7 @@ module import: `quiver lint` must stay fast.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import Iterator
 from importlib import resources
@@ -49,7 +50,6 @@ def _read_schema(file_name: str) -> dict[str, JSON]:
 
 def schemas_sha() -> str:
     """sha256 over every packaged schema file: what a cache of validated outputs is keyed by."""
-    import hashlib
 
     digest = hashlib.sha256()
     for name in sorted(p.name for p in (resources.files("quiver") / "schemas").iterdir() if p.name.endswith(".json")):

@@ -9,20 +9,20 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from quiver._search import _embed_id, _intent, _rank, _text
 from quiver._search._doc import SearchDoc
 from quiver._search._query import Concept, QueryOptions, analyze
 from quiver._search._similar import Blocker
 from quiver._search._vectors import Vector, VectorCache
+from quiver.model import JSON  # MCP Tool objects as parsed
 
 if TYPE_CHECKING:
     from quiver._search._fuse import Semantic
 
 
 FIELDS = ("name", "description", "params", "server", "examples")
-JSON = Any  # the JSON boundary: MCP Tool objects as parsed
 ADJUST_SPREAD = 10  # intent and name adjustments are in units of (best score - the 10th best)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 
 from quiver.advise.model import ConfigChange, ServerEdit
@@ -95,7 +96,6 @@ def _edit_toml(text: str, edits: Sequence[ServerEdit], *, tool_table: bool) -> s
 
 def _key_span(lines: Sequence[str], start: int, end: int, key: str) -> tuple[int, int, str] | None:
     """Where `key = value` sits in an entry: (first line, past its last line, indentation)."""
-    import tomllib
 
     for i in range(start + 1, end):
         match = _KEY.match(lines[i])

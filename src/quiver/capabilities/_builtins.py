@@ -101,8 +101,6 @@ TABLE: dict[str, tuple[tuple[Label, ...], str]] = {
     "todowrite": (_NONE, "keeps the agent's to-do list"),
     "todos": (_NONE, "keeps the agent's to-do list"),
 }
-# `*` and an unset `tools` give every built-in of the host: these are the ones that carry labels.
-EVERY_BUILTIN = ("execute", "read", "edit", "search", "web")
 
 
 def classify_builtin(ref: str, canonical: str) -> Capabilities | None:

@@ -177,11 +177,6 @@ class Entries:
         )
 
 
-def entry_of(agent: Agent, server: str, tool: str) -> Location:
-    """`Entries(agent).of(server, tool)`, for one tool."""
-    return Entries(agent).of(server, tool)
-
-
 # ------------------------------------------------------------------ what would break a flow (lint and explain)
 
 

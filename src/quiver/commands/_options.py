@@ -3,6 +3,7 @@ output, rule selection, baselines, `--changed-only`, `--lexical`, `--since`, `--
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,7 +27,6 @@ project_option = click.option(
 def color(output: Path | None) -> bool:
     """Color on a terminal; NO_COLOR turns it off, FORCE_COLOR on (https://no-color.org); FORCE_COLOR empty,
     `0` or `false` forces nothing (as Node's supports-color reads it), so the terminal decides."""
-    import os
 
     if output is not None or os.environ.get("NO_COLOR"):
         return False

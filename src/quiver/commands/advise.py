@@ -9,6 +9,8 @@ optionally `"agent"`; the timestamp in seconds since the epoch or ISO 8601).
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,8 @@ from quiver.commands.stats import load_usage
 from quiver.config import load_config
 from quiver.errors import QuiverError, UsageError
 from quiver.model import JSON
+from quiver.project import load_project, merge_servers
+from quiver.report._repo import repository_prefix
 from quiver.sources.files import write_output
 from quiver.sources.manifest import read_manifests
 from quiver.sources.shadow_log import read_shadow_log
@@ -50,7 +54,6 @@ def load_manifests(root: Path) -> list[dict[str, Any]]:
 
 def server_settings(root: Path, manifests: Sequence[AgentManifest]) -> tuple[dict[str, ServerLoading], list[str]]:
     """Project servers' loading settings; from the manifests' reasons when the project cannot be read."""
-    from quiver.project import load_project, merge_servers
 
     try:
         project = load_project(root)
@@ -149,10 +152,6 @@ def apply_command(root: Path, patch: Path) -> str:
     In a git work tree `git apply` reads a patch's paths from the top of the tree and skips every path
     outside the directory it runs in ("Skipped patch"), so a project below the top is applied from the top
     with `--directory=PREFIX`; outside git, `git apply` works like `patch -p1` in the directory it runs in."""
-    import os
-    import shlex
-
-    from quiver.report._repo import repository_prefix
 
     here = Path.cwd().resolve()
     project = root.resolve()

@@ -5,6 +5,7 @@ The report adds the advice of `quiver advise` when usage was recorded under `.qu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,6 @@ def run(options: BudgetOptions) -> Outcome:
 
 def what_if(root: Path, host: str) -> list[dict[str, Any]]:
     """The manifests `quiver compile --host HOST` would write, built in memory (nothing is written)."""
-    import json
 
     from quiver.commands.compile import build
     from quiver.errors import InputErrors

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,6 @@ def diff_sides(old: Side, new: Side) -> list[Finding]:
     """Findings for every server of either side (a tool that moved between servers once, as a move), then for
     every agent present on both sides. Each finding has a location: the tool's own (new side first), its
     server's entry, else the side's file at line 1."""
-    from dataclasses import replace
 
     from quiver.contract.diff import diff_catalogs, diff_moved, sort_findings
     from quiver.contract.moves import match_moves
@@ -251,7 +251,6 @@ def _accepted(
 
 def _history(options: DiffOptions, path: str, overrides: Mapping[str, str], ignores: Mapping[str, str]) -> Outcome:
     """`quiver diff --commits A..B PATH`: every commit that touched PATH against its parent, in one process."""
-    import json
 
     from quiver.contract.history import diff_history
     from quiver.findings.severity import at_or_above

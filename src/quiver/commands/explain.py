@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiver.capabilities.flows import agent_flows
+from quiver.capabilities.overrides import Classifier
 from quiver.commands.compile import CACHE_FILE
 from quiver.commands.outcome import Outcome
 from quiver.compile import budget_of
@@ -14,6 +16,7 @@ from quiver.errors import UsageError
 from quiver.model import Agent
 from quiver.project import Project, load_project
 from quiver.report.budget import explain, explain_json
+from quiver.report.flows import flows_json, flows_text
 from quiver.resolve import ResolvedAgent, ResolvedTool, resolve_agent
 from quiver.sources.token_cache import TokenCache
 from quiver.suggest import closest, did_you_mean
@@ -76,9 +79,6 @@ def explain_agent(
 
 def _flows(project: Project, resolved: ResolvedAgent, tool: str | None, fmt: str) -> str:
     """`--flows`: the agent's toxic and destructive flows and every tool's capability labels (issue 28)."""
-    from quiver.capabilities.flows import agent_flows
-    from quiver.capabilities.overrides import Classifier
-    from quiver.report.flows import flows_json, flows_text
 
     if tool is not None:
         raise UsageError("`--flows` explains the whole agent", hint=f"run `quiver explain {resolved.agent.id} --flows`")

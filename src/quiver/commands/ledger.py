@@ -30,8 +30,8 @@ import anyio
 from quiver.commands.outcome import Outcome
 from quiver.errors import ConfigError, InputError, UsageError
 from quiver.jsonout import pretty
+from quiver.model import JSON
 from quiver.runtime.ledger import (
-    JSON,
     STATES,
     Action,
     ActionFilter,
@@ -43,7 +43,8 @@ from quiver.runtime.ledger import (
     canonical_json,
     iso_time,
 )
-from quiver.runtime.ledger_open import LedgerTarget, open_ledger, resolve_ledger
+from quiver.runtime.ledger_doctor import Salvage, check, salvage
+from quiver.runtime.ledger_open import LedgerTarget, migrate, open_ledger, resolve_ledger
 from quiver.runtime.states import RESOLVED_STATES
 from quiver.since import parse_since
 
@@ -115,8 +116,6 @@ def run_export(o: LedgerExportOptions) -> Outcome:
 
 
 def run_migrate(o: LedgerOptions) -> Outcome:
-    from quiver.runtime.ledger_open import migrate
-
     return Outcome(migrate(resolve_ledger(o.root, o.ledger, os.environ)) + "\n")
 
 
@@ -338,7 +337,6 @@ def check_ledger(path: Ledger) -> tuple[str, int]:
     if isinstance(path, LedgerTarget):
         version = _with_store(path, _schema_version)
         return f"ledger {path.display()}: reachable, schema version {version} (PostgreSQL checks its own pages)\n", 0
-    from quiver.runtime.ledger_doctor import check
 
     try:
         report = check(path)
@@ -368,7 +366,6 @@ def doctor(path: Ledger) -> tuple[Iterator[str], Callable[[], str]]:
         raise UsageError(
             "`quiver ledger doctor` reads a SQLite file", hint="a PostgreSQL ledger is read with `quiver ledger export`"
         )
-    from quiver.runtime.ledger_doctor import Salvage, salvage
 
     tally = Salvage()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -130,7 +131,6 @@ def run(options: ServeOptions, *, executor: Executor | None = None) -> Outcome:
         hook = FlowGuard(manifest) if manifest.flows_enforce else None  # `[flows] enforce` in the quiver config
         executor = DirectExecutor(hook=hook) if o.no_ledger else ledger_executor(root, o.ledger, hook=hook)
     provider = configure_tracing(None, environ=os.environ)
-    import time
 
     from quiver.runtime.usage import USAGE_DIR, UsageRecorder, usage_path
     from quiver.sources.files import machine_dir

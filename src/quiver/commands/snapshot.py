@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiver._search._lock_vectors import lock_vectors
 from quiver._search._scope import warm_root
+from quiver.commands._progress import Progress
 from quiver.commands.outcome import Outcome
-from quiver.errors import InputError, Position, UsageError
+from quiver.config import load_config
+from quiver.errors import ConfigError, InputError, Position, UsageError
+from quiver.extras import require
 from quiver.model import Lock, Server, sha256_json
 from quiver.project import load_project
-from quiver.sources.files import write_atomic
+from quiver.sources.files import inside, write_atomic
 from quiver.sources.imports import import_catalog
-from quiver.sources.lock import ServerCatalog, catalogs_from_lock, known_tokens, render_lock
+from quiver.sources.live import fetch_catalog_sync
+from quiver.sources.lock import ServerCatalog, catalogs_from_lock, known_tokens, read_lock, render_lock
 from quiver.variables import expand
 
 
@@ -29,7 +35,6 @@ class SnapshotOptions:
 
 def run(options: SnapshotOptions) -> Outcome:
     """Import a catalog into the lock, or snapshot (or check) the live servers; the report is on stderr."""
-    from quiver.config import load_config
 
     root = options.root
     lock_rel = load_config(root).lock
@@ -37,7 +42,6 @@ def run(options: SnapshotOptions) -> Outcome:
         if len(options.servers) != 1:
             raise UsageError("--import needs exactly one --server NAME", hint="name the server the tools belong to")
         return Outcome(messages=(run_import(root, options.import_path, options.servers[0], lock_rel),))
-    from quiver.extras import require
 
     require("serve", "`quiver snapshot` of live servers")  # MCP client; `--import` needs nothing more
     code, lines = run_live(root, options.servers, lock_rel, check=options.check, timeout_s=options.timeout)
@@ -74,9 +78,6 @@ def all_servers(root: Path) -> dict[str, Server]:
 
 def capture(server: Server, environ: Mapping[str, str], timeout_s: float) -> ServerCatalog:
     """One server's catalog, live. InputError names the server and its definition's file:line:col."""
-    import logging
-
-    from quiver.sources.live import fetch_catalog_sync
 
     # The SDK logs a traceback for each non-protocol line a server prints; our error says it in one line.
     logging.getLogger("mcp").setLevel(logging.CRITICAL)
@@ -124,7 +125,6 @@ def merged_lock_text(lock: Lock | None, catalogs: Iterable[ServerCatalog], root:
     by_name = {c.name: c for c in catalogs_from_lock(lock)} if lock else {}
     for catalog in catalogs:
         by_name[catalog.name] = catalog
-    from quiver._search._lock_vectors import lock_vectors
 
     catalogs = list(by_name.values())
     return render_lock(catalogs, known_tokens(lock), lock_vectors(catalogs, lock, root))
@@ -148,12 +148,8 @@ def drift(lock: Lock | None, catalog: ServerCatalog) -> Drift | None:
 def _confined(root: Path, lock_rel: str) -> None:
     """The config's `lock` must lead to a file inside the project (symlinks followed): a cloned repository
     does not choose where `quiver snapshot` writes."""
-    from quiver.sources.files import inside
 
     if not inside(root, lock_rel):
-        from quiver.config import load_config
-        from quiver.errors import ConfigError
-
         config = load_config(root)
         raise ConfigError(
             f"`lock` = {lock_rel!r} leads outside the project ({root.resolve()}), so quiver does not write there",
@@ -163,8 +159,6 @@ def _confined(root: Path, lock_rel: str) -> None:
 
 
 def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
-    from quiver.sources.lock import read_lock
-
     path = Path(source) if Path(source).is_absolute() else (Path.cwd() / source)
     catalog = import_catalog(path, server, source)
     lock = read_lock(root, lock_rel)
@@ -183,12 +177,10 @@ def run_live(
     Every selected server is tried, each bounded by its timeout. A broken one is an `error:` line naming
     it where it is defined, and exit 2; the lock is still written, atomically, with the servers that
     answered (a broken server keeps what the lock held for it), as `compile` names every broken file."""
-    from quiver.sources.lock import read_lock
 
     servers = select(all_servers(root), names)
     lock = read_lock(root, lock_rel)
     environ = dict(os.environ)
-    from quiver.commands._progress import Progress
 
     catalogs = []
     errors: list[str] = []

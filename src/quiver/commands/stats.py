@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import time
 from dataclasses import dataclass
@@ -161,7 +162,6 @@ def _round(value: float | None) -> float | None:
 
 
 def _when(ts: float | None) -> str:
-    import datetime
 
     if ts is None:
         return "-"

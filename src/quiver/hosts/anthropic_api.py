@@ -13,7 +13,6 @@ from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.model import HostId
 
 DOCS = "docs: platform.claude.com tool-search-tool"
-MAX_TOOLS = 10_000
 
 
 def behind_gateway() -> str:

@@ -38,7 +38,6 @@ from quiver.model import JSON, Load, Location
 VERSION = "2.1.332"
 MEASURED = f"measured on Claude Code {VERSION}"
 DOCS = "code.claude.com/docs/en/mcp (tool search)"
-SUBAGENTS_DOCS = "code.claude.com/docs/en/sub-agents"
 CONTEXT_WINDOW = 200_000
 AUTO_PERCENT = 10
 AUTO_MARGIN = 500  # tokens over the share before the host defers (bisected on 2.1.332)

@@ -114,12 +114,3 @@ class HostSplit:
     search_tool: str | None = None
     search_tool_tokens: int = 0
     lists_deferred: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One host fact as docs/hosts.md states it: what, where it comes from, and the version measured on."""
-
-    text: str
-    source: str
-    measured: str = ""

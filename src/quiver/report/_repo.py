@@ -2,7 +2,7 @@
 
 quiver's locations are relative to the project root (`-C DIR`); GitHub resolves every path against the
 repository root. `repository_prefix(root)` is the project's path inside the repository (`"sub/dir/"`,
-`""` at the top or outside git), and `repository_path` prefixes a location's file with it.
+`""` at the top or outside git); the reports prefix a location's file with it.
 """
 
 from __future__ import annotations
@@ -30,8 +30,3 @@ def repository_prefix(root: Path) -> str:
         return ""
     prefix = result.stdout.strip()
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
-
-
-def repository_path(root: Path, file: str) -> str:
-    """A project-relative posix path as the repository names it."""
-    return repository_prefix(root) + file

@@ -16,7 +16,6 @@ from typing import Any
 
 from quiver.advise import AgentAdvice
 
-UP_FRONT = ("preloaded", "meta", "index")
 OVERVIEW_MAX = 30  # agents drawn in the overview; the table lists every agent
 COLUMNS = (  # key, header, numeric
     ("agent", "agent", False),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from quiver.model import Finding
-from quiver.report import _summary
+from quiver.report import _summary, markdown_diff
 from quiver.report._markdown import table
 from quiver.report.context import ReportContext
 
@@ -18,8 +18,6 @@ def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
     notes = _summary.extras(findings, ctx.summary, tool=ctx.tool)
     tail = f" ({'; '.join(notes)})" if notes else ""
     if ctx.tool == "diff":
-        from quiver.report import markdown_diff
-
         return markdown_diff.render(findings, tail)
     parts = [f"## quiver {ctx.tool}\n"]
     if not findings:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from quiver.runtime.ledger import JSON, Action
+from quiver.model import JSON
+from quiver.runtime.ledger import Action
 from quiver.runtime.protocol import CallOutcome, CallRequest
 
 ACTION_META_KEY = "io.quiver/action"

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import anyio
 
+from quiver.model import JSON
 from quiver.policy_values import ReconcileSpec, check_patterns
-from quiver.runtime.ledger import JSON, canonical_json
+from quiver.runtime.ledger import canonical_json
 from quiver.runtime.protocol import CallRequest, Dispatch, UpstreamTimeout
 from quiver.runtime.retry import RetryPolicy
 

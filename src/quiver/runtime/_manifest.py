@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from quiver.errors import InputError
-from quiver.metatools import META_TOOL_NAMES, META_TOOLS
+from quiver.metatools import META_TOOL_NAMES
 from quiver.model import JSON
 from quiver.sources.manifest import read_manifest
 
@@ -167,10 +167,6 @@ def parse_manifest(data: Any, where: str = "<manifest>") -> Manifest:
         initial_tokens=initial_tokens,
         flows_enforce=flows_enforce,
     )
-
-
-def meta_tool(name: str) -> Mapping[str, JSON]:
-    return next(t for t in META_TOOLS if t["name"] == name)
 
 
 def one_line(text: str, limit: int = ONE_LINE_CHARS) -> str:

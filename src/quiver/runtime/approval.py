@@ -30,7 +30,8 @@ from typing import Any, Literal, Protocol
 
 import anyio
 
-from quiver.runtime.ledger import JSON, Action, canonical_json, clip
+from quiver.model import JSON
+from quiver.runtime.ledger import Action, canonical_json, clip
 
 Decision = Literal["approved", "declined", "unavailable"]
 DEFAULT_TIMEOUT_S = 600.0

@@ -3,9 +3,9 @@ implements (`quiver.runtime.protocol`) and the spans it opens (`quiver.runtime.t
 
 from __future__ import annotations
 
+from quiver.model import JSON
 from quiver.runtime.protocol import (
     APPROVAL_REASON_KEY,
-    JSON,
     CallOutcome,
     CallRequest,
     Dispatch,

@@ -52,6 +52,7 @@ from dataclasses import dataclass, replace
 import anyio
 from opentelemetry.trace import Tracer
 
+from quiver.model import JSON
 from quiver.runtime._exec_outcome import ACTION_META_KEY, _Done, _done, _error_type, _refusal, _text, call_key
 from quiver.runtime._exec_owner import default_owner, owner_is_gone
 from quiver.runtime._exec_policy import (
@@ -66,7 +67,6 @@ from quiver.runtime._exec_policy import (
 )
 from quiver.runtime.approval import Approver
 from quiver.runtime.ledger import (
-    JSON,
     TERMINAL,
     Action,
     Attempt,

@@ -20,6 +20,7 @@ result; nothing a client or an upstream does crashes the gateway.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -49,11 +50,13 @@ from quiver.runtime._exec_policy import ExecPolicy, checked_policy
 from quiver.runtime._manifest import Manifest, ManifestTool
 from quiver.runtime.approval import elicitation
 from quiver.runtime.direct import DirectExecutor
-from quiver.runtime.executor import LedgerOutage
+from quiver.runtime.executor import LedgerExecutor, LedgerOutage
 from quiver.runtime.gateway_index import SearchSetup
 from quiver.runtime.gateway_meta import DEFAULT_SEARCH_LIMIT, _MetaTools
 from quiver.runtime.gateway_results import LEDGER_UNAVAILABLE, _error, _unsnapshotted, ledger_unavailable_error
 from quiver.runtime.gateway_scope import GatewayScope, _GatewayServer
+from quiver.runtime.ledger import LedgerUnavailable
+from quiver.runtime.ledger_open import run_recovery_sweeps
 from quiver.runtime.protocol import CallRequest, Executor, UpstreamError
 from quiver.runtime.session import GatewaySession, SessionScope
 from quiver.runtime.telemetry import rejected_call_span, rejected_tool_span, requested_tool, tracing_configured
@@ -112,8 +115,6 @@ class Gateway(_MetaTools):
         await self.upstreams.__aenter__()
         recover = getattr(self.executor, "recover", None)
         if recover is not None:  # a ledger-backed executor settles what a crashed gateway left behind
-            from quiver.runtime.ledger import LedgerUnavailable
-
             try:
                 report = await recover(self.upstreams.dispatch)
             except LedgerUnavailable as exc:  # the sweeps try again; calls meanwhile get LEDGER_UNAVAILABLE
@@ -129,8 +130,6 @@ class Gateway(_MetaTools):
         """Until cancelled, settle every `interval_s` the actions of gateways that died (on a shared ledger, a
         dead replica's actions once their lease expires) and ask the reconcile tools of `unknown_outcome`
         actions again (confirmations only, with backoff). No-op without a ledger."""
-        from quiver.runtime.executor import LedgerExecutor
-        from quiver.runtime.ledger_open import run_recovery_sweeps
 
         if isinstance(self.executor, LedgerExecutor):
             await anyio.sleep(interval_s)  # __aenter__ has just recovered
@@ -438,7 +437,6 @@ def _budgeted_problem(validator: tuple[Any, str], schema: Mapping[str, JSON], ar
 
 def pattern_budget_s() -> float:
     """Seconds one call's argument patterns may take in `re`: QUIVER_PATTERN_BUDGET_S, else the default."""
-    import os
 
     try:
         value = float(os.environ.get("QUIVER_PATTERN_BUDGET_S", PATTERN_BUDGET_S))

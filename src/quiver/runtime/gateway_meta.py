@@ -10,7 +10,7 @@ from mcp.server import ServerRequestContext
 
 from quiver.model import JSON
 from quiver.runtime._manifest import Manifest, ManifestTool, one_line
-from quiver.runtime.gateway_index import SearchSetup
+from quiver.runtime.gateway_index import SearchSetup, gateway_index
 from quiver.runtime.gateway_results import _error, _json_result, _unsnapshotted
 from quiver.runtime.gateway_scope import GatewayScope
 from quiver.runtime.session import GatewaySession
@@ -121,8 +121,6 @@ class _MetaTools:
 
     def _search_index(self) -> Any:
         if self._index is None:
-            from quiver.runtime.gateway_index import gateway_index
-
             self._index = gateway_index(self.manifest, self._search_setup)
         return self._index
 

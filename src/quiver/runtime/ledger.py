@@ -21,8 +21,10 @@ Timestamps are seconds since the epoch (floats) taken from the executor's inject
 never reads a clock. Arguments are stored as canonical JSON (sorted keys, no spaces, UTF-8 kept) with
 its sha256, which is what "same arguments" means for an idempotency key.
 
-The store interface is deliberately small and its SQL portable (a PostgreSQL store is planned behind
-the same `LedgerStore` protocol); `quiver.runtime.ledger_sqlite.SqliteLedger` is the default.
+The store interface is deliberately small, and two stores implement the `LedgerStore` protocol:
+`quiver.runtime.ledger_sqlite.SqliteLedger` (the default, one file) and
+`quiver.runtime.ledger_postgres.PostgresLedger` (one database shared by several gateway replicas);
+`quiver.runtime.ledger_open` picks one from a path or URL.
 """
 
 from __future__ import annotations
@@ -36,11 +38,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, get_args
+from typing import Literal, Protocol, get_args
 
+from quiver.model import JSON
 from quiver.runtime.states import LedgerState
-
-JSON = Any  # the JSON boundary
 
 # `LedgerState` for the type checker: mypy checks the state names the code writes against it (a test keeps
 # the two lists equal)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from quiver.model import JSON
 from quiver.runtime._sqlite_integrity import damage, file_state, foreign
-from quiver.runtime.ledger import JSON, Action, Attempt, Event, LedgerDamaged, LedgerUnavailable
+from quiver.runtime.ledger import Action, Attempt, Event, LedgerDamaged, LedgerUnavailable
 
 _COLUMNS = (
     "id, idempotency_key, session_id, requester, call_id, server, tool, tool_sha256, arguments, args_sha256,"

@@ -18,6 +18,7 @@ serialised by the database.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +26,12 @@ from typing import TYPE_CHECKING, Literal, NoReturn
 
 import anyio
 
+from quiver.config import load_config
 from quiver.errors import ConfigError, InputError
+from quiver.extras import require
 from quiver.runtime.ledger import Action, LedgerError, LedgerStore
+from quiver.runtime.ledger_sqlite import SqliteLedger
+from quiver.sources.files import ignore_in
 
 if TYPE_CHECKING:
     from quiver.runtime.executor import LedgerExecutor, RecoveryReport
@@ -69,8 +74,6 @@ def parse_ledger(value: str, root: Path) -> LedgerTarget:
     if "://" in value:
         scheme, _, rest = value.partition("://")
         if scheme.lower() in POSTGRES_SCHEMES:
-            from quiver.extras import require
-
             require("postgres", "a PostgreSQL ledger")  # one line naming the extra, not psycopg's ImportError
             from quiver.runtime.ledger_postgres import normalize_url
 
@@ -89,8 +92,6 @@ def resolve_ledger(root: Path, ledger: str | None, environ: Mapping[str, str]) -
     """Where the ledger is: `ledger` (--ledger), else QUIVER_LEDGER_URL, else the config's `ledger`."""
     value = ledger or environ.get(ENV_URL)
     if not value:
-        from quiver.config import load_config
-
         value = load_config(root).ledger
     return parse_ledger(value, root)
 
@@ -113,8 +114,6 @@ def open_ledger(
     if isinstance(target, str):
         target = parse_ledger(target, root or Path.cwd())
     if target.kind == "sqlite":
-        from quiver.runtime.ledger_sqlite import SqliteLedger
-
         store = SqliteLedger(target.location, readonly=readonly)
         if not readonly:
             keep_out_of_git(target.path)
@@ -132,7 +131,6 @@ def open_ledger(
 def keep_out_of_git(path: Path) -> None:
     """A SQLite ledger in a `.quiver/` folder (the default `.quiver/ledger.db`) holds call arguments: its
     files (the database, `-wal`, `-shm`) are git-ignored there; `.quiver/routes.yaml` stays committable."""
-    from quiver.sources.files import ignore_in
 
     if path.parent.name == ".quiver":
         ignore_in(path.parent, f"{path.name}*", "the execution ledger (it holds call arguments) stays out of git")
@@ -146,10 +144,6 @@ def migrate(target: LedgerTarget | str, *, root: Path | None = None) -> str:
         target = parse_ledger(target, root or Path.cwd())
     where = target.display()
     if target.kind == "sqlite":
-        import sqlite3
-
-        from quiver.runtime.ledger_sqlite import SqliteLedger
-
         existed = target.path.is_file()
         try:
             store = SqliteLedger(target.location)

@@ -47,8 +47,8 @@ from typing import Any, Final, TypeVar
 import anyio.to_thread
 import psycopg
 
+from quiver.model import JSON
 from quiver.runtime.ledger import (
-    JSON,
     STATES,
     Action,
     ActionFilter,

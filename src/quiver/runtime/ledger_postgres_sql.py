@@ -8,7 +8,8 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from quiver.runtime.ledger import JSON, MUTABLE_FIELDS, Action, Attempt, State
+from quiver.model import JSON
+from quiver.runtime.ledger import MUTABLE_FIELDS, Action, Attempt, State
 
 IN_FLIGHT: Final[tuple[State, ...]] = ("proposed", "validated", "dispatching", "failed_retryable")
 

@@ -23,15 +23,16 @@ import functools
 import operator
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+from quiver.model import JSON
 from quiver.runtime._sqlite_checkpoint import RESTART_FRAMES, Checkpointer
 from quiver.runtime._sqlite_integrity import damage, file_state, foreign, refuse_damaged
 from quiver.runtime.ledger import (
-    JSON,
     Action,
     ActionFilter,
     Attempt,
@@ -227,7 +228,6 @@ class SqliteLedger:
     def _use_wal(self, budget_s: float) -> None:
         """Switch to WAL once. Several processes opening a brand-new file at once can find it locked: the
         busy handler does not cover a journal-mode change, so retry briefly until one of them has switched."""
-        import time
 
         deadline = time.monotonic() + budget_s
         delay = 0.005

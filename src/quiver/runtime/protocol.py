@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-JSON = Any
+from quiver.model import JSON
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,11 +29,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Literal, Protocol
 
+from quiver.model import JSON
 from quiver.policy_values import ReconcileSpec
 from quiver.runtime._exec_outcome import _text
 from quiver.runtime._exec_policy import ExecPolicy, attempt_once
 from quiver.runtime.ledger import (
-    JSON,
     Action,
     ActionFilter,
     Attempt,

@@ -32,7 +32,7 @@ import uvicorn
 from quiver.runtime import _stdio
 from quiver.runtime._throttle import Throttle, throttle_logger
 from quiver.runtime._uvicorn_limits import HttpLimits, limited_protocol
-from quiver.runtime.gateway import Gateway
+from quiver.runtime.gateway import DEFAULT_SWEEP_INTERVAL_S, Gateway
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -97,7 +97,6 @@ def exit_code(received: list[int]) -> int:
 
 def sweep_interval() -> float:
     """Seconds between recovery and reconcile sweeps: `QUIVER_SWEEP_INTERVAL_S`, else the gateway's default."""
-    from quiver.runtime.gateway import DEFAULT_SWEEP_INTERVAL_S
 
     try:
         value = float(os.environ.get("QUIVER_SWEEP_INTERVAL_S", DEFAULT_SWEEP_INTERVAL_S))

@@ -21,6 +21,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from quiver.mcp_sdk import is_sdk_tracing
 from quiver.runtime.telemetry import MCP_ATTRIBUTES, get_tracer, tracing_configured
 
 DELEGATING_META_TOOL = "call_tool"  # runs a tool through the executor, which opens the span
@@ -80,7 +81,6 @@ async def _meta_tool_span(
 def install(middleware: list[ServerMiddleware[Any]], is_meta_tool: Callable[[str], bool]) -> None:
     """Replace the SDK's OpenTelemetry middleware in a server's `middleware` list, in place;
     `is_meta_tool(name)` says which tool names are the gateway's own meta-tools."""
-    from quiver.mcp_sdk import is_sdk_tracing
 
     for i, item in enumerate(middleware):
         if is_sdk_tracing(item):

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from quiver.model import JSON
 from quiver.policy_values import compiled_pattern
-from quiver.runtime.ledger import JSON
 from quiver.runtime.protocol import UpstreamError
 
 __all__ = ["DEFAULT_TRANSIENT_ERRORS", "TransientToolError", "result_text", "transient_error", "transient_match"]

@@ -71,6 +71,7 @@ from quiver.runtime.upstream_errors import (
     _start_failure,
 )
 from quiver.runtime.upstream_spawn import _http_streams, _sse_streams, _stdio_streams
+from quiver.sources.live import _list_all_tools
 from quiver.variables import expand
 
 __all__ = [
@@ -385,7 +386,6 @@ def _forwardable(key: str) -> bool:
 
 async def _fetch_catalog(session: ClientSession, server: str) -> dict[str, dict[str, Any]]:
     """Every page of tools/list, converted exactly as `quiver snapshot` converts them, so pins compare."""
-    from quiver.sources.live import _list_all_tools
 
     try:
         tools = await _list_all_tools(session, f"`{server}`")

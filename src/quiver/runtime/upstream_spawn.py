@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
+from quiver.runtime import upstream_stdio
 from quiver.runtime._guard import guarded
 
 if TYPE_CHECKING:
@@ -21,8 +22,6 @@ async def _stdio_streams(
     command: str, args: list[str], env: Mapping[str, str], cwd: str | None, errlog: TextIO | None
 ) -> AsyncIterator[tuple[Any, ...]]:
     from mcp import StdioServerParameters, stdio_client
-
-    from quiver.runtime import upstream_stdio
 
     # The whole environment, as a shell would pass it (stdio_client alone passes a safe subset); on Linux
     # under the guard that kills the server when the gateway dies (`quiver.runtime._guard`).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from typing import Any
 
 from quiver.errors import ConfigError, Position
@@ -21,7 +22,6 @@ _LONG_NUMBER = re.compile(rf"(?<![\w.])[-+]?\d[\d_]{{{_DIGITS},}}")
 
 def parse_toml(text: str, name: str) -> dict[str, Any]:
     """`tomllib.loads(text)`, or a ConfigError at the place in `name` that broke it."""
-    import tomllib
 
     deep = too_deep(text, MAX_DEPTH)
     if deep is not None:

@@ -9,6 +9,8 @@ is read as that host reads it and keeps what was repaired for lint (AGT026).
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -111,7 +113,6 @@ def _glob(root: Path, pattern: str) -> list[str]:
 
 
 def _walk_files(root: Path) -> Iterable[str]:
-    import os
 
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS or d == ".claude-plugin")
@@ -123,7 +124,6 @@ def _walk_files(root: Path) -> Iterable[str]:
 def _plugin_agents(root: Path, manifest: str) -> list[AgentFile]:
     """A Claude Code plugin's subagents: its `agents/` folder and its `agents` paths (files or folders).
     Claude Code names them `<plugin name>:<agent>` (measured on 2.1.332 with `--plugin-dir`)."""
-    import json
 
     plugin_dir = manifest[: -len(PLUGIN_MANIFEST)].rstrip("/")
     base = root / plugin_dir if plugin_dir else root

@@ -8,6 +8,7 @@ records who reads it (`McpConfig.reader`), which decides its valid keys and vari
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -266,7 +267,6 @@ def _pairs(value: JSON) -> tuple[tuple[str, str], ...]:
 
 
 def _scalar(value: JSON) -> str:
-    import json
 
     return json.dumps(value)
 

@@ -8,6 +8,8 @@ front (measured on Claude Code 2.1.332 and Copilot CLI 1.0.102). Skills live in 
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +78,6 @@ def discover_skills(root: Path, exclude: Sequence[str] = ()) -> list[SkillFile]:
 
 
 def _plugin_manifests(root: Path) -> list[str]:
-    import os
 
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -87,7 +88,6 @@ def _plugin_manifests(root: Path) -> list[str]:
 
 
 def _plugin_skills(root: Path, manifest: str) -> list[SkillFile]:
-    import json
 
     plugin_dir = manifest[: -len(PLUGIN_MANIFEST)].rstrip("/")
     base = root / plugin_dir if plugin_dir else root

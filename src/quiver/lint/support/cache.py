@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -123,7 +124,6 @@ PROJECT_CACHE_FILE = ".quiver/cache/project-checks.json"
 
 def project_key(ctx: LintContext) -> str:
     """A digest of every input file of the project (config, MCP configs, lock, agents) and quiver's version."""
-    import hashlib
 
     cached = ctx.memo.get("project-key")
     if isinstance(cached, str):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 from quiver.model import JSON
 from quiver.schema_fast import DEFAULT_DIALECT, known_dialect, shallow_valid
@@ -148,7 +148,6 @@ def _flat_meta(meta: Mapping[str, JSON]) -> dict[str, JSON] | None:
     at the top. jsonschema's dynamic scope resolution is what makes the original slow. None when the
     meta-schema is not of that shape (then the original is used).
     """
-    from urllib.parse import urljoin
 
     from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]  # ships no py.typed
 
