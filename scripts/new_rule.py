@@ -2,7 +2,7 @@
 
 Writes `src/quiver/lint/<prefix>/<name>.py` (the doc headings, a `check`, the `Rule` beside it, `RULES`),
 `tests/fixtures/lint/<CODE>/{bad,good}/` (an agent file each, and an empty `bad/expected.json`) and the
-rule's line in `src/quiver/findings/catalog.py`. The rule harness (tests/lint/test_rules.py) fails until the
+rule's line in `src/quiver/findings/catalog.py`. The rule harness (tests/findings/test_rules.py) fails until the
 check finds something in `bad/`: write the check, make the fixtures show the problem, then regenerate
 `bad/expected.json` and docs/rules.md as the printed steps say.
 """
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {path.relative_to(args.root)}")
     print(
         "next: write the check and the doc, make bad/ show the problem and good/ not, then\n"
-        f"  QUIVER_REGEN=1 python -m pytest tests/lint/test_rules.py -k {args.code}\n"
+        f"  QUIVER_REGEN=1 python -m pytest tests/findings/test_rules.py -k {args.code}\n"
         "  python -m quiver.commands.rule   # docs/rules.md"
     )
     return 0

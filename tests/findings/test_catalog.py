@@ -9,7 +9,7 @@ from pathlib import Path
 
 import quiver.lint
 from quiver.commands.rule import rule_table
-from quiver.contract.rules import CONTRACT_RULES
+from quiver.contract.rules import CONTRACT_RULES, RULE_MODULES
 from quiver.findings.catalog import CATALOG, entry, resolve_id
 from quiver.findings.rule import Rule
 from quiver.lint.registry import all_rules
@@ -93,6 +93,15 @@ def test_a_lint_code_names_its_package_and_each_module_lists_its_rules() -> None
         assert line.module.split(".")[2] == PACKAGE_OF[line.prefix], line.code
         module = importlib.import_module(line.module)
         assert {r.code for r in module.RULES} == set(_declared(line.module)), line.module
+
+
+def test_the_contract_registry_is_the_modules_the_catalog_names_and_each_lists_its_rules() -> None:
+    named = {e.module for e in CATALOG if e.module.startswith("quiver.contract.")}
+    assert {m.__name__ for m in RULE_MODULES} == named
+    for module in RULE_MODULES:
+        codes = [r.code for r in module.RULES]
+        assert codes == sorted(codes) and set(codes) == set(_declared(module.__name__)), module.__name__
+        assert {e.code for e in CATALOG if e.module == module.__name__} == set(codes), module.__name__
 
 
 def test_every_lint_rule_is_declared_beside_the_check_it_runs() -> None:

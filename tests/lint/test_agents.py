@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from quiver.cli import cli
-from quiver.findings.rule import DOC_HEADINGS, Rule
 from quiver.lint.agt import tool_references, unverifiable_tool_references
 from quiver.lint.registry import rules_of
 from quiver.lint.run import run
@@ -20,23 +19,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
 RESOLUTION_RULES = (*tool_references.RULES, *unverifiable_tool_references.RULES)
 RULES = tuple(r for r in rules_of("AGT") if r not in RESOLUTION_RULES)
 CODES = sorted(rule.code for rule in RULES)
-HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
 
 
-# The bad/good fixture comparisons of these rules are tests/lint/test_rules.py's.
-
-
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
-def test_every_agent_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
-    positions = [rule.doc.find(h + "\n") for h in HEADINGS]
-    required = positions[: len(DOC_HEADINGS)]
-    assert all(p >= 0 for p in required), f"{rule.code}: missing a required heading"
-    present = [p for p in positions if p >= 0]
-    assert present == sorted(present), f"{rule.code}: headings out of order"
-    assert "Use instead:" in rule.doc.split("## Example", 1)[1].split("\n## ", 1)[0]
-    assert rule.code.startswith("AGT") and rule.code not in {"AGT008", "AGT009", "AGT010", "AGT011"}
-    assert (FIXTURES / rule.code / "bad" / "expected.json").is_file()
-    assert (FIXTURES / rule.code / "good").is_dir()
+# Docs and the bad/good fixtures of these rules are the rule harness's (tests/findings/test_rules.py).
 
 
 def test_agent_rule_codes_and_names_are_unique() -> None:

@@ -6,12 +6,8 @@ import subprocess
 import sys
 from typing import Any
 
-import pytest
-from test_tools import AGENT, FIXTURES, Case, Spec, agent, audit, check_bad, check_good, tool
-
-from quiver.findings.rule import Rule
-from quiver.lint.registry import rules_of
 from quiver.lint.run import run
+from rule_harness import AGENT, FIXTURES, Case, Spec, agent, tool
 
 LAZY = ".github/agents/lazy.agent.md"
 LAZY_CONFIG = '[[mcp_servers]]\nname = "lazy"\npreload = false\n'
@@ -75,37 +71,18 @@ CASES = (
         ),
     ),
 )
-BY_CODE = {case.code: case for case in CASES}
-
-
-@pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_bad_fixture_is_what_its_spec_writes(code: str) -> None:
-    check_bad(BY_CODE[code])
-
-
-@pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_good_fixture_is_what_its_spec_writes(code: str) -> None:
-    check_good(BY_CODE[code])
-
-
-@pytest.mark.parametrize("rule", rules_of("BUD"), ids=lambda r: r.code)
-def test_every_budget_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
-    audit(rule, "BUD")
-
-
-def test_every_budget_rule_has_a_fixture_case() -> None:
-    assert sorted(BY_CODE) == sorted(r.code for r in rules_of("BUD"))
+SPECS = {case.code: case for case in CASES}  # tests/findings/test_rules.py checks them
 
 
 def test_a_deferring_agent_is_measured_with_its_hosts_search_tool() -> None:
-    findings = {f.agent: f for f in run(FIXTURES / "BUD001" / "bad", select=["BUD001"]).findings}
+    findings = {f.agent: f for f in run(FIXTURES / "lint" / "BUD001" / "bad", select=["BUD001"]).findings}
     assert set(findings) == {"dev", "lazy"}  # `none` carries nothing
     assert "largest preloaded: none" in findings["lazy"].message  # all deferred: tool_search_tool alone passes 50
     assert "216 tokens" in findings["lazy"].message
 
 
 def test_an_agent_within_budget_is_checked_without_loading_the_tokenizer() -> None:
-    root = FIXTURES / "BUD001" / "good"  # a deferring agent: its search tool is bounded by its recorded count
+    root = FIXTURES / "lint" / "BUD001" / "good"  # a deferring agent: its search tool is bounded by its recorded count
     code = (
         "import sys; from pathlib import Path; from quiver.lint.run import run; "
         f"found = run(Path({str(root)!r}), select=['BUD']).findings; "
@@ -116,5 +93,5 @@ def test_an_agent_within_budget_is_checked_without_loading_the_tokenizer() -> No
 
 
 def test_a_large_tool_is_reported_once_however_many_agents_preload_it() -> None:
-    root = FIXTURES / "BUD003" / "bad"
+    root = FIXTURES / "lint" / "BUD003" / "bad"
     assert len(run(root, select=["BUD003"]).findings) == 1

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from quiver.findings.rule import DOC_HEADINGS, Rule
 from quiver.lint.mcp import server_not_snapshotted, unserved_tool_entries
 from quiver.lint.registry import rules_of
 from quiver.lint.run import run
@@ -18,22 +17,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
 # MCP011-013 come from resolution data (test_resolve.py and the catalog harness cover them).
 RULES = tuple(r for r in rules_of("MCP") if r not in (*server_not_snapshotted.RULES, *unserved_tool_entries.RULES))
 CODES = sorted(rule.code for rule in RULES)
-HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
 
 
-# The bad/good fixture comparisons of these rules are tests/lint/test_rules.py's.
-
-
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
-def test_every_mcp_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
-    positions = [rule.doc.find(h + "\n") for h in HEADINGS]
-    assert all(p >= 0 for p in positions[: len(DOC_HEADINGS)]), f"{rule.code}: missing a required heading"
-    present = [p for p in positions if p >= 0]
-    assert present == sorted(present), f"{rule.code}: headings out of order"
-    assert "Use instead:" in rule.doc.split("## Example", 1)[1].split("\n## ", 1)[0]
-    assert rule.code.startswith("MCP") and rule.code not in {"MCP011", "MCP012", "MCP013"}
-    assert (FIXTURES / rule.code / "bad" / "expected.json").is_file()
-    assert (FIXTURES / rule.code / "good").is_dir()
+# Docs and the bad/good fixtures of these rules are the rule harness's (tests/findings/test_rules.py).
 
 
 def test_mcp_rule_codes_and_names_are_unique_and_none_is_fixable() -> None:

@@ -6,15 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from test_tools import AGENT, Case, Spec, agent, audit, check_bad, check_good, tool
-
-from quiver.findings.rule import Rule
-from quiver.lint.registry import rules_of
 from quiver.lint.run import run
 from quiver.lint.support import injection as inj
 from quiver.model import sha256_json
 from quiver.sources.lock import ServerCatalog, render_lock
+from rule_harness import AGENT, Case, Spec, agent, tool
 
 # Published tool-poisoning texts (Invariant Labs, April 2025), verbatim apart from line breaks.
 POISONED_ADD = (
@@ -307,26 +303,7 @@ FLOW_CASES = (
     ),
 )
 CASES = (*CASES, *FLOW_CASES)
-BY_CODE = {case.code: case for case in CASES}
-
-
-@pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_bad_fixture_is_what_its_spec_writes(code: str) -> None:
-    check_bad(BY_CODE[code])
-
-
-@pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_good_fixture_is_what_its_spec_writes(code: str) -> None:
-    check_good(BY_CODE[code])
-
-
-@pytest.mark.parametrize("rule", rules_of("SEC"), ids=lambda r: r.code)
-def test_every_security_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
-    audit(rule, "SEC")
-
-
-def test_every_security_rule_has_a_fixture_case() -> None:
-    assert sorted(BY_CODE) == sorted(r.code for r in rules_of("SEC"))
+SPECS = {case.code: case for case in CASES}  # tests/findings/test_rules.py checks them
 
 
 def test_the_published_poisoned_add_tool_trips_markup_concealment_and_credential_rules() -> None:

@@ -1,161 +1,24 @@
 """The tools rule family: per-rule fixture projects, the registry audit, the fast meta-schema check.
 
-Fixture projects are built from the `Spec`s below (the committed fixture-building script: agent files,
-`.mcp.json`, `quiver.toml`, and `quiver.lock.json` written by `render_lock`). With QUIVER_REGEN=1 the
-tests rewrite the fixture directories and `bad/expected.json`; otherwise they read what is committed and
-check it still matches its spec. test_security.py and test_budget.py import this machinery.
+Fixture projects are built from the `Spec`s below (`SPECS`: agent files, `.mcp.json`, `quiver.toml`, and
+`quiver.lock.json` written by `render_lock`, the machinery in tests/rule_harness.py); the rule harness
+(tests/findings/test_rules.py) checks the committed projects still match, and QUIVER_REGEN=1 rewrites them.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import random
-import shutil
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from quiver.findings.rule import DOC_HEADINGS, Rule
 from quiver.lint.registry import rules_of
 from quiver.lint.run import run
-from quiver.sources.lock import ServerCatalog, render_lock
+from rule_harness import AGENT, Case, Spec, agent, tool
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
-FIELDS = ("rule", "severity", "file", "line", "column", "message")
-HEADINGS = (*DOC_HEADINGS, "## Options", "## References")
-REGEN = os.environ.get("QUIVER_REGEN") == "1"
-AGENT = ".github/agents/dev.agent.md"
-
-# ---------------------------------------------------------------------------------------------------------
-# Fixture projects (shared with test_security.py and test_budget.py)
-
-
-def tool(name: str, description: str | None = None, **fields: Any) -> dict[str, Any]:
-    """A clean tool: a real description, a documented parameter, read-only annotations; `fields` override."""
-    out: dict[str, Any] = {
-        "name": name,
-        "description": f"Return the {name.replace('_', ' ')} record for the given identifier."
-        if description is None
-        else description,
-        "inputSchema": {
-            "type": "object",
-            "properties": {"id": {"type": "string", "description": "Identifier of the record."}},
-            "required": ["id"],
-        },
-        "annotations": {"readOnlyHint": True},
-    }
-    out.update(fields)
-    return {k: v for k, v in out.items() if v is not None}
-
-
-def agent(tools_field: str = "['srv/*']", description: str = "Works on the project's records.") -> str:
-    return f"---\ndescription: {description}\ntools: {tools_field}\n---\nDo the work.\n"
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One fixture project."""
-
-    catalogs: Mapping[str, Sequence[Mapping[str, Any]]]
-    agents: Mapping[str, str] = field(default_factory=lambda: {AGENT: agent()})
-    servers: Mapping[str, Mapping[str, Any]] | None = None  # .mcp.json `mcpServers`; default: one per catalog
-    config: str | None = None
-    instructions: Mapping[str, str] = field(default_factory=dict)
-    edit_lock: Callable[[str], str] | None = None  # for locks render_lock refuses to write (duplicates)
-
-    def files(self) -> dict[str, str]:
-        servers = self.servers
-        if servers is None:
-            servers = {name: {"type": "stdio", "command": name, "tools": ["*"]} for name in self.catalogs}
-        out = dict(self.agents)
-        out[".mcp.json"] = json.dumps({"mcpServers": servers}, indent=2) + "\n"
-        if self.config is not None:
-            out["quiver.toml"] = self.config
-        return out
-
-    def lock(self) -> str:
-        catalogs = (
-            ServerCatalog(name, {"name": name, "version": "1.0.0"}, self.instructions.get(name), None, tuple(t))
-            for name, t in self.catalogs.items()
-        )
-        text = render_lock(catalogs)
-        return self.edit_lock(text) if self.edit_lock else text
-
-
-@dataclass(frozen=True)
-class Case:
-    code: str
-    bad: Spec
-    good: Spec
-
-
-def materialize(spec: Spec, root: Path) -> None:
-    """Write the spec's project to `root`, replacing what is there except `expected.json` (test_rules.py's)."""
-    expected = root / "expected.json"
-    kept = expected.read_bytes() if expected.is_file() else None
-    if root.exists():
-        shutil.rmtree(root)
-    if kept is not None:
-        root.mkdir(parents=True)
-        expected.write_bytes(kept)
-    for rel, text in spec.files().items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (root / "quiver.lock.json").write_text(spec.lock(), encoding="utf-8")
-
-
-def matches_spec(spec: Spec, root: Path) -> bool:
-    """The committed files are what the spec writes (the lock compared by its tool definitions)."""
-    for rel, text in spec.files().items():
-        if (root / rel).read_text(encoding="utf-8") != text:
-            return False
-    committed = json.loads((root / "quiver.lock.json").read_text(encoding="utf-8"))["servers"]
-    wanted = {name: sorted((dict(t) for t in ts), key=lambda t: str(t["name"])) for name, ts in spec.catalogs.items()}
-    got = {name: [entry["tool"] for entry in body["tools"]] for name, body in committed.items()}
-    if spec.edit_lock is None and got != wanted:
-        return False
-    return {n: b.get("instructions") for n, b in committed.items()} == {n: spec.instructions.get(n) for n in wanted}
-
-
-def findings_of(root: Path, code: str) -> list[dict[str, object]]:
-    """The findings of one rule over a fixture project, as expected.json stores them."""
-    return [{k: f.to_json().get(k) for k in FIELDS} for f in run(root, select=[code]).findings if f.rule == code]
-
-
-def check_bad(case: Case) -> None:
-    """The committed bad project is what its spec writes (test_rules.py compares its findings)."""
-    root = FIXTURES / case.code / "bad"
-    if REGEN:
-        materialize(case.bad, root)
-    assert matches_spec(case.bad, root), f"{case.code}: fixture differs from its spec; run with QUIVER_REGEN=1"
-
-
-def check_good(case: Case) -> None:
-    """The committed good project is what its spec writes (test_rules.py checks it gives no finding)."""
-    root = FIXTURES / case.code / "good"
-    if REGEN:
-        materialize(case.good, root)
-    assert matches_spec(case.good, root), f"{case.code}: fixture differs from its spec; run with QUIVER_REGEN=1"
-
-
-def audit(rule: Rule, prefix: str) -> None:
-    """Doc headings present and in order, an example with "Use instead:", and both fixture directories."""
-    positions = [rule.doc.find(h + "\n") for h in HEADINGS]
-    assert all(p >= 0 for p in positions[: len(DOC_HEADINGS)]), f"{rule.code}: missing a required heading"
-    assert positions[-1] >= 0, f"{rule.code}: no References"
-    present = [p for p in positions if p >= 0]
-    assert present == sorted(present), f"{rule.code}: headings out of order"
-    assert "Use instead:" in rule.doc.split("## Example", 1)[1].split("\n## ", 1)[0]
-    assert rule.code.startswith(prefix)
-    assert (FIXTURES / rule.code / "bad" / "expected.json").is_file()
-    assert (FIXTURES / rule.code / "good" / "quiver.lock.json").is_file()
-
 
 # ---------------------------------------------------------------------------------------------------------
 # The cases
@@ -498,30 +361,11 @@ CASES = (
         ),
     ),
 )
-BY_CODE = {case.code: case for case in CASES}
+SPECS = {case.code: case for case in CASES}  # tests/findings/test_rules.py checks them
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Tests
-
-
-@pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_bad_fixture_is_what_its_spec_writes(code: str) -> None:
-    check_bad(BY_CODE[code])
-
-
-@pytest.mark.parametrize("code", sorted(BY_CODE))
-def test_good_fixture_is_what_its_spec_writes(code: str) -> None:
-    check_good(BY_CODE[code])
-
-
-@pytest.mark.parametrize("rule", rules_of("TOOL"), ids=lambda r: r.code)
-def test_every_tool_rule_has_its_doc_headings_in_order_and_both_fixtures(rule: Rule) -> None:
-    audit(rule, "TOOL")
-
-
-def test_every_tool_rule_has_a_fixture_case() -> None:
-    assert sorted(BY_CODE) == sorted(r.code for r in rules_of("TOOL"))
 
 
 def test_rule_codes_and_names_are_unique_across_the_three_families() -> None:

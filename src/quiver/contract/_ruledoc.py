@@ -7,18 +7,23 @@ from textwrap import dedent
 from quiver.findings.rule import Rule
 from quiver.model import Severity
 
+# Where the contract a rule guards is written down (every rule doc ends with References).
+TOOLS_SPEC = "MCP specification 2025-11-25, Tools: `tools/list`, `name`, `description`, `annotations`."
+SCHEMA_SPEC = (
+    "MCP specification 2025-11-25, Tools: `{direction}Schema`; JSON Schema 2020-12, Core and Validation vocabularies."
+)
 
-def rule_doc(*, what: str, why: str, example: str, fix: str, witness: str, references: str = "") -> str:
-    """Markdown for one rule: What it does, Why is this bad?, Example, Fix, Witness[, References]."""
+
+def rule_doc(*, what: str, why: str, example: str, fix: str, witness: str, references: str = TOOLS_SPEC) -> str:
+    """Markdown for one rule: What it does, Why is this bad?, Example, Fix, Witness, References."""
     sections = [
         ("## What it does", what),
         ("## Why is this bad?", why),
         ("## Example", example),
         ("## Fix", fix),
         ("## Witness", witness),
+        ("## References", references),
     ]
-    if references:
-        sections.append(("## References", references))
     return "\n\n".join(f"{heading}\n{dedent(body).strip()}" for heading, body in sections) + "\n"
 
 
@@ -48,7 +53,14 @@ def contract_rule(
         action=action,
         message=message,
         hint=hint,
-        doc=rule_doc(what=what, why=why, example=example, fix=fix, witness=witness),
+        doc=rule_doc(
+            what=what,
+            why=why,
+            example=example,
+            fix=fix,
+            witness=witness,
+            references=SCHEMA_SPEC.format(direction=direction) if direction in ("input", "output") else TOOLS_SPEC,
+        ),
     )
 
 

@@ -219,3 +219,18 @@ OUTPUT_SUBSCHEMA_NOT_COMPARED = _output(
     fix="Define the target under `$defs` in the same schema so it can be compared.",
     witness=_BY_HAND,
 )
+
+# The module's rules in code order; findings/catalog.py names this module for each of their codes.
+RULES: tuple[Rule, ...] = (
+    TOOL_SCHEMA_UNREADABLE,  # CTR080
+    COMPOSITION_BRANCHES_OVERLAP,  # CTR081
+    COMPOSITION_OVERLAP_REMOVED,  # CTR082
+    CONSTRAINT_ADDED,  # CTR083
+    CONSTRAINT_REMOVED,  # CTR084
+    DEFAULT_ADDED,  # CTR085
+    DEFAULT_REMOVED,  # CTR086
+    INPUT_KEYWORD_NOT_ANALYSED,  # CTR087
+    OUTPUT_KEYWORD_NOT_ANALYSED,  # CTR088
+    INPUT_SUBSCHEMA_NOT_COMPARED,  # CTR089
+    OUTPUT_SUBSCHEMA_NOT_COMPARED,  # CTR090
+)

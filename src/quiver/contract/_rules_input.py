@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from quiver.contract._ruledoc import schema_rule
+from quiver.findings.rule import Rule
 
 _ARGS = "An argument object valid under the old `inputSchema` and invalid under the new, confirmed with jsonschema"
 _UNCONFIRMED = " If none is confirmed, the finding is a warning saying so."
@@ -326,4 +327,28 @@ DEFAULT_CHANGED = _input(
     Old `{"detail": {"default": "full"}}`, new `{"detail": {"default": "stats"}}`.""",
     fix="Keep the old default, or tell callers to pass the value explicitly.",
     witness="None: validation is unchanged; the behaviour of omitted arguments is.",
+)
+
+# The module's rules in code order; findings/catalog.py names this module for each of their codes.
+RULES: tuple[Rule, ...] = (
+    REQUIRED_PROPERTY_ADDED,  # CTR020
+    PROPERTY_BECAME_REQUIRED,  # CTR021
+    PROPERTY_REMOVED,  # CTR022
+    PROPERTY_UNLISTED,  # CTR023
+    TYPE_NARROWED,  # CTR024
+    ENUM_VALUE_REMOVED,  # CTR025
+    ENUM_ADDED,  # CTR026
+    CONST_CHANGED,  # CTR027
+    BOUND_TIGHTENED,  # CTR028
+    PATTERN_ADDED,  # CTR029
+    PATTERN_CHANGED,  # CTR030
+    FORMAT_ADDED,  # CTR031
+    FORMAT_CHANGED,  # CTR032
+    ADDITIONAL_PROPERTIES_CLOSED,  # CTR033
+    COMPOSITION_BRANCH_REMOVED,  # CTR034
+    COMPOSITION_ADDED,  # CTR035
+    ITEMS_CLOSED,  # CTR036
+    DEPENDENT_REQUIRED_ADDED,  # CTR037
+    DEPENDENT_SCHEMA_ADDED,  # CTR038
+    DEFAULT_CHANGED,  # CTR039
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 from quiver.contract._ruledoc import schema_rule
+from quiver.findings.rule import Rule
 
 _NONE = "None: the change does not make a valid argument invalid."
 
@@ -100,4 +101,14 @@ PROPERTY_DESCRIPTION_CHANGED = _input(
     example="""Old `"description": "Results per page (max 100)"`, new `"description": "Results per page (max 50)"`.""",
     fix="Check that the schema says what the description now says (here: a `maximum`).",
     witness=_NONE,
+)
+
+# The module's rules in code order; findings/catalog.py names this module for each of their codes.
+RULES: tuple[Rule, ...] = (
+    OPTIONAL_PROPERTY_ADDED,  # CTR040
+    TYPE_WIDENED,  # CTR041
+    ENUM_VALUE_ADDED,  # CTR042
+    BOUND_LOOSENED,  # CTR043
+    PROPERTY_BECAME_OPTIONAL,  # CTR044
+    PROPERTY_DESCRIPTION_CHANGED,  # CTR045
 )

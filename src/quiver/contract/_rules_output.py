@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from quiver.contract._ruledoc import schema_rule
+from quiver.findings.rule import Rule
 
 _RESULT = (
     "A result (`structuredContent`) valid under the new `outputSchema` and invalid under the old, confirmed "
@@ -236,4 +237,24 @@ OPTIONAL_PROPERTY_REMOVED = _output(
     example="""Old `{"properties": {"id": {}, "url": {}}, "required": ["id"]}`, new without `url`.""",
     fix="Keep returning it when available, or tell callers.",
     witness="None: every new result may still be valid under the old schema.",
+)
+
+# The module's rules in code order; findings/catalog.py names this module for each of their codes.
+RULES: tuple[Rule, ...] = (
+    REQUIRED_PROPERTY_REMOVED,  # CTR052
+    PROPERTY_BECAME_OPTIONAL,  # CTR053
+    TYPE_WIDENED,  # CTR054
+    ENUM_VALUE_ADDED,  # CTR055
+    ENUM_REMOVED,  # CTR056
+    CONST_CHANGED,  # CTR057
+    BOUND_LOOSENED,  # CTR058
+    PATTERN_REMOVED,  # CTR059
+    PATTERN_CHANGED,  # CTR060
+    FORMAT_REMOVED,  # CTR061
+    FORMAT_CHANGED,  # CTR062
+    ADDITIONAL_PROPERTIES_OPENED,  # CTR063
+    COMPOSITION_BRANCH_ADDED,  # CTR064
+    COMPOSITION_REMOVED,  # CTR065
+    PROPERTY_ADDED,  # CTR066
+    OPTIONAL_PROPERTY_REMOVED,  # CTR067
 )

@@ -274,3 +274,20 @@ ENUM_CASE_CHANGED = _tool_rule(
     witness="An argument object valid under the old `inputSchema` and invalid under the new, confirmed with "
     "jsonschema: the old arguments with the old spelling. If none is confirmed, the finding is a warning saying so.",
 )
+
+# The module's rules in code order; findings/catalog.py names this module for each of their codes.
+RULES: tuple[Rule, ...] = (
+    TOOL_SCHEMA_REPAIRED,  # CTR091
+    TOOL_MOVED,  # CTR092
+    TOOL_FOLDED,  # CTR093
+    TEXT_HAZARD_ADDED,  # CTR094
+    TITLE_CHANGED,  # CTR095
+    ICONS_CHANGED,  # CTR096
+    TASK_SUPPORT_NARROWED,  # CTR097
+    TASK_SUPPORT_WIDENED,  # CTR098
+    HEADER_CHANGED,  # CTR099
+    HEADER_ADDED,  # CTR100
+    HEADER_REMOVED,  # CTR101
+    HEADER_INVALID,  # CTR102
+    ENUM_CASE_CHANGED,  # CTR103
+)

@@ -254,3 +254,19 @@ AGENT_TOOL_LOAD_CHANGED = Rule(
         witness="None: the tool is still callable either way.",
     ),
 )
+
+# The module's rules in code order; findings/catalog.py names this module for each of their codes.
+RULES: tuple[Rule, ...] = (
+    TOOL_REMOVED,  # CTR001
+    TOOL_RENAMED,  # CTR002
+    TOOL_ADDED,  # CTR003
+    TOOL_DESCRIPTION_CHANGED,  # CTR004
+    READ_ONLY_HINT_WEAKENED,  # CTR010
+    DESTRUCTIVE_HINT_WEAKENED,  # CTR011
+    IDEMPOTENT_HINT_WEAKENED,  # CTR012
+    OPEN_WORLD_HINT_WEAKENED,  # CTR013
+    OUTPUT_SCHEMA_ADDED,  # CTR050
+    OUTPUT_SCHEMA_REMOVED,  # CTR051
+    AGENT_TOOL_LOST,  # CTR070
+    AGENT_TOOL_LOAD_CHANGED,  # CTR071
+)
