@@ -77,6 +77,21 @@ def test_the_readmes_local_hooks_run_what_the_hooks_file_runs() -> None:
         assert "files" not in hook
 
 
+def _git_env(tmp_path: Path, gitconfig_text: str, drop: tuple[str, ...]) -> dict[str, str]:
+    """An environment for git and pre-commit in a temporary repository: its own git config and pre-commit
+    home, quiver from this venv first on PATH, no colour, and none of the caller's variables named `drop`."""
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(gitconfig_text)
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(drop)},
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "NO_COLOR": "1",
+    }
+
+
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120)
 
@@ -85,16 +100,7 @@ def test_pre_commit_passes_on_the_demo_and_fails_when_a_manifest_goes_stale(tmp_
     repo = tmp_path / "repo"
     shutil.copytree(DEMO, repo)  # build/ too: compile --check compares against the committed manifests
     (repo / ".pre-commit-config.yaml").write_text(_local_config(), encoding="utf-8")
-    gitconfig = tmp_path / "gitconfig"
-    gitconfig.write_text("")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "GIT_", "SKIP"))},
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-        "GIT_CONFIG_GLOBAL": str(gitconfig),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "NO_COLOR": "1",
-    }
+    env = _git_env(tmp_path, "", ("PRE_COMMIT", "GIT_", "SKIP"))
     assert _run(["git", "init", "-q"], repo, env).returncode == 0
     assert _run(["git", "add", "-A"], repo, env).returncode == 0
     pre_commit = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"]
@@ -121,16 +127,7 @@ def test_two_pre_commit_runs_after_git_add_all_never_report_modified_files(tmp_p
     repo = tmp_path / "repo"
     shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns(".quiver"))
     (repo / ".pre-commit-config.yaml").write_text(_local_config(), encoding="utf-8")
-    gitconfig = tmp_path / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "GIT_", "SKIP", "QUIVER_"))},
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-        "GIT_CONFIG_GLOBAL": str(gitconfig),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "NO_COLOR": "1",
-    }
+    env = _git_env(tmp_path, "[user]\n\tname = t\n\temail = t@example.com\n", ("PRE_COMMIT", "GIT_", "SKIP", "QUIVER_"))
     assert _run(["git", "init", "-q"], repo, env).returncode == 0
     pre_commit = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"]
     for attempt in range(2):
@@ -154,16 +151,7 @@ def test_a_commit_of_only_an_agent_found_through_a_config_glob_runs_the_hooks_an
     (repo / "team" / "review").mkdir(parents=True)
     (repo / "quiver.toml").write_text('[[agents]]\npath = "team/**/*.md"\nkind = "copilot"\n', encoding="utf-8")
     (repo / ".pre-commit-config.yaml").write_text(_local_config(), encoding="utf-8")
-    gitconfig = tmp_path / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = t\n\temail = t@example.com\n")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "GIT_", "SKIP", "QUIVER_"))},
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-        "GIT_CONFIG_GLOBAL": str(gitconfig),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "NO_COLOR": "1",
-    }
+    env = _git_env(tmp_path, "[user]\n\tname = t\n\temail = t@example.com\n", ("PRE_COMMIT", "GIT_", "SKIP", "QUIVER_"))
     assert _run(["git", "init", "-q"], repo, env).returncode == 0
     assert _run(["git", "add", "-A"], repo, env).returncode == 0
     assert _run(["git", "commit", "-qm", "config", "--no-verify"], repo, env).returncode == 0
