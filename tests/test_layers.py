@@ -44,6 +44,7 @@ LAYERS: Layers = (
         "quiver.extras",
         "quiver.policy_values",
         "quiver.mcp_sdk",
+        "quiver.host_ids",
     ),
     ("quiver.tokens", "quiver.hosts"),
     ("quiver.sources", "quiver.config"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import re
 from collections.abc import Callable, Mapping
@@ -13,7 +12,7 @@ from typing import Literal
 
 from quiver.errors import ConfigError, Position
 from quiver.globs import AgentGlob
-from quiver.hosts import AGENT_HOSTS, HOST_IDS
+from quiver.host_ids import AGENT_HOSTS, HOST_IDS
 from quiver.model import JSON
 
 AGENT_HOST_IDS = AGENT_HOSTS  # the hosts that run agent files and sessions (`sessions`), not the model APIs
@@ -128,13 +127,13 @@ class Config:
 def load_config(root: Path) -> Config:
     """Read `quiver.toml`, else `[tool.quiver]` of pyproject.toml, else defaults."""
 
-    from quiver.sources._toml import parse_toml
-    from quiver.sources.files import read_text
-
     for name in ("quiver.toml", "pyproject.toml"):
         path = root / name
         if not path.exists():
             continue
+        from quiver.sources._toml import parse_toml  # tomllib is loaded only when there is a file to read
+        from quiver.sources.files import read_text
+
         text = read_text(path, name)  # a regular file within the size limit, UTF-8 (else one error line)
         data = parse_toml(text, name)
         nested = name == "pyproject.toml" or "quiver" in data.get("tool", {})
@@ -368,6 +367,7 @@ def _tool_search_setting(value: JSON) -> bool:
 
 def unknown_key_hint(key: str) -> str:
     """A did-you-mean for an unknown quiver config key (dotted for a policy table's: `servers.time.timeout`)."""
+    import difflib  # loaded only for a misspelt key
 
     head, _, rest = key.partition(".")
     leaf = key.rsplit(".", 1)[-1]

@@ -77,3 +77,26 @@ def test_quiver_diff_commits_reports_every_pair_and_exits_by_the_worst(tmp_path:
     assert text.exit_code == 1 and "error[CTR021] tool `a`: property `state` became required" in text.stdout
     usage = CliRunner().invoke(cli, ["diff", "--commits", "HEAD", SNAPS, "HEAD", "--project", str(tmp_path)])
     assert usage.exit_code == 2 and "--commits A..B PATH" in usage.stderr
+
+
+def test_the_reader_takes_the_folders_own_snapshot_files_at_each_commit_and_nothing_else(tmp_path: Path) -> None:
+    """What `git ls-tree` listed, read from the tree objects: the folder's own `.snap`/`.json` files (a
+    subfolder, another file kind and a commit without the folder read as nothing), or the path as one file."""
+    from quiver.contract.git import SnapshotReader
+
+    history(tmp_path)
+    root_commit = git(tmp_path, "rev-list", "--max-parents=0", "HEAD").strip()
+    nested = tmp_path / SNAPS / "old"
+    nested.mkdir()
+    (nested / "c.snap").write_text(json.dumps(tool("c", [])))
+    (tmp_path / SNAPS / "notes.txt").write_text("not a snapshot")
+    (tmp_path / SNAPS / "d e.json").write_text(json.dumps(tool("d e", [])))
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "extras")
+    with SnapshotReader(tmp_path, SNAPS) as reader:
+        assert sorted(reader.catalog("HEAD")) == ["a", "b", "d e"]
+        assert sorted(reader.catalog(root_commit)) == ["a", "b"]
+        assert reader.catalog(f"{root_commit}") is reader.catalog(root_commit)  # one catalog per tree
+        assert reader.entries("HEAD~1") and reader.entries("no-such-ref") == []
+    with SnapshotReader(tmp_path, f"{SNAPS}/a.snap") as one:
+        assert one.entries("HEAD") == [(git(tmp_path, "rev-parse", f"HEAD:{SNAPS}/a.snap").strip(), f"{SNAPS}/a.snap")]

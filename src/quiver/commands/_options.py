@@ -107,7 +107,7 @@ sessions_since_option = click.option(
 
 def host_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """`--host`: resolve every agent for this host (a what-if), instead of the one its file or the config names."""
-    from quiver.hosts.model import HostId
+    from quiver.host_ids import HostId
 
     return click.option(
         "--host",

@@ -188,13 +188,10 @@ def _ref_path_side(root: Path, ref: str, rel: str, spec: str) -> Side:
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
     shown = Path(rel).as_posix().strip("/") or "."
     target = shown if prefix == "." else f"{prefix}/{shown}"
-    listing = git(top, "ls-tree", "-r", ref, "--", target)
-    blobs = [
-        (sha, name) for _, kind, sha, name in (line.split(None, 3) for line in listing.splitlines()) if kind == "blob"
-    ]
-    if not blobs:
-        return Side(spec, {})
     with SnapshotReader(top, target) as reader:
+        blobs = reader.entries(ref)
+        if not blobs:
+            return Side(spec, {})
         if len(blobs) == 1 and blobs[0][1] == target:
             return replace(_file_side(reader.text(blobs[0][0]), shown, None), label=spec)
         catalog: dict[str, dict[str, JSON]] = {}
@@ -202,7 +199,7 @@ def _ref_path_side(root: Path, ref: str, rel: str, spec: str) -> Side:
         sources: dict[tuple[str, str], ToolSource] = {}
         for sha, name in blobs:
             filename = name.rsplit("/", 1)[-1]
-            if "/" in name[len(target) + 1 :] or not filename.endswith(SNAPSHOT_SUFFIXES):
+            if not filename.endswith(SNAPSHOT_SUFFIXES):
                 continue
             file, text = f"{shown}/{filename}", reader.text(sha)
             try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from quiver.host_ids import AGENT_HOSTS, HOST_IDS
 from quiver.hosts import anthropic_api, claude_code, copilot_cli, github_coding_agent, openai_api, vscode
 from quiver.hosts.base import Host
 from quiver.hosts.model import HostId
@@ -24,10 +25,6 @@ HOSTS: Mapping[HostId, Host] = {
         openai_api.HOST,
     )
 }
-HOST_IDS = tuple(h.value for h in HostId)
-AGENT_HOSTS = tuple(
-    h.value for h in (HostId.COPILOT_CLI, HostId.VSCODE, HostId.CLAUDE_CODE, HostId.GITHUB_CODING_AGENT)
-)
 
 
 def host(ident: HostId | str) -> Host:

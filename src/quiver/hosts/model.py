@@ -8,22 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Literal
 
+from quiver.host_ids import HostId as HostId  # re-exported: the host model's callers read it here
 from quiver.model import JSON, Agent, Load, Location, LockedTool, Server
-
-
-class HostId(StrEnum):
-    """The hosts quiver resolves agents for (the `host` values of quiver.toml, `--host`, the manifest)."""
-
-    COPILOT_CLI = "copilot-cli"
-    VSCODE = "vscode"
-    CLAUDE_CODE = "claude-code"
-    GITHUB_CODING_AGENT = "github-coding-agent"
-    ANTHROPIC_API = "anthropic-api"
-    OPENAI_API = "openai-api"
-
 
 SearchUnit = Literal["tools", "tokens", ""]
 

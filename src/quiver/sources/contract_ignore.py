@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from quiver.errors import InputError, Position
-from quiver.sources._yaml import parse_yaml
 from quiver.sources.files import read_text
 
 IGNORE_FILE = ".quiver/contract-ignore.yaml"
@@ -19,6 +18,8 @@ def read_ignores(root: Path) -> dict[str, str]:
     path = root / IGNORE_FILE
     if not path.is_file():
         return {}
+    from quiver.sources._yaml import parse_yaml  # PyYAML is loaded only when the file exists
+
     node = parse_yaml(read_text(path, IGNORE_FILE), IGNORE_FILE)
     out: dict[str, str] = {}
     for item in node.items if isinstance(node.value, list) else []:
