@@ -8,15 +8,11 @@ and `tool_search_tool_bm25_20251119` return 3-5 `tool_reference` blocks. Functio
 
 from __future__ import annotations
 
-from quiver.hosts.base import Host
+from quiver.hosts.base import Host, api_behind_gateway
 from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.model import HostId
 
 DOCS = "docs: platform.claude.com tool-search-tool"
-
-
-def behind_gateway() -> str:
-    return "an API caller sends what it chooses; quiver's export marks the deferred tools"
 
 
 HOST = Host(
@@ -29,5 +25,5 @@ HOST = Host(
     settings=frozenset({"model"}),
     builtin=copilot_builtin,
     split=None,
-    behind_gateway=behind_gateway,
+    behind_gateway=api_behind_gateway,
 )

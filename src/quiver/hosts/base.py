@@ -65,3 +65,8 @@ def model_facing_tokens(item: Carried) -> int:
     if item.tool.tokens is not None:
         return item.tool.tokens
     return -(-len(item.tool.description.encode("utf-8")) // 4) + 20
+
+
+def api_behind_gateway() -> str:
+    """What a model API host does behind quiver's gateway: whatever its caller sends (both API hosts)."""
+    return "an API caller sends what it chooses; quiver's export marks the deferred tools"

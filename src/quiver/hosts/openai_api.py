@@ -8,15 +8,11 @@ match `^[a-zA-Z0-9_-]{1,64}$`. quiver's gateway rules (hosts/gateway.py) decide 
 
 from __future__ import annotations
 
-from quiver.hosts.base import Host
+from quiver.hosts.base import Host, api_behind_gateway
 from quiver.hosts.copilot_cli import builtin as copilot_builtin
 from quiver.hosts.model import HostId
 
 DOCS = "docs: developers.openai.com tools-tool-search"
-
-
-def behind_gateway() -> str:
-    return "an API caller sends what it chooses; quiver's export marks the deferred tools"
 
 
 HOST = Host(
@@ -29,5 +25,5 @@ HOST = Host(
     settings=frozenset({"model"}),
     builtin=copilot_builtin,
     split=None,
-    behind_gateway=behind_gateway,
+    behind_gateway=api_behind_gateway,
 )
