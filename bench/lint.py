@@ -81,20 +81,22 @@ def main() -> None:
         cases.append(("1,000 agents, 10,000 tools", large))
         if corpus_copies(real, 1000):
             cases.append(("1,000 awesome-copilot agents (corpus)", real))
-        print(f"{'case':<56} {'median wall s':>14} {'cpu s':>7}")
+        print(f"load average (1 min) before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+        print(f"{'case':<56} {'median wall s':>14} {'cpu s':>7} {'load':>6}")
         floors = {
             "python -c pass (interpreter start-up)": ["-c", "pass"],
             "quiver --version": ["-m", "quiver", "--version"],
         }
         for label, argv in floors.items():
             wall, cpu = cold(argv, args.repeat)
-            print(f"{label:<56} {wall:14.3f} {cpu:7.3f}")
+            print(f"{label:<56} {wall:14.3f} {cpu:7.3f} {os.getloadavg()[0]:6.2f}")
         for label, root in cases:
             repeat = args.repeat if root is demo else max(1, args.repeat // 2)
             first, first_cpu = cold([*lint, str(root)], repeat, fresh=root)
             warm, warm_cpu = cold([*lint, str(root)], repeat)
-            print(f"{'quiver lint: ' + label + ', no cache':<56} {first:14.3f} {first_cpu:7.3f}")
-            print(f"{'quiver lint: ' + label + ', warm cache':<56} {warm:14.3f} {warm_cpu:7.3f}")
+            load = os.getloadavg()[0]  # the 1-minute load average as the case ends: how far to trust its wall time
+            print(f"{'quiver lint: ' + label + ', no cache':<56} {first:14.3f} {first_cpu:7.3f} {load:6.2f}")
+            print(f"{'quiver lint: ' + label + ', warm cache':<56} {warm:14.3f} {warm_cpu:7.3f} {load:6.2f}")
             if root is small:
                 t_small = first
             if root is large:

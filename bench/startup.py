@@ -89,6 +89,7 @@ def main() -> None:
         agnix = shutil.which("agnix")
         if agnix and agents:
             rows.append((f"agnix: {len(agents)} awesome-copilot agents", median_wall([agnix, str(real)], n), None))
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"{'median wall s (' + str(n) + ' runs)':<48} {'cold':>8} {'warm':>8}")
     for label, cold, warm in rows:
         print(f"{label:<48} {cold:8.3f} {'' if warm is None else f'{warm:8.3f}':>8}")

@@ -5,7 +5,7 @@ Selection, severity overrides, suppressions and baselines are the findings layer
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from quiver.findings.rule import Check, Rule
@@ -22,6 +22,18 @@ class LintContext:
     project: Project
     resolved: tuple[ResolvedAgent, ...]
     memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)  # per-run, shared by checks
+    pending: dict[str, Callable[[], None]] = field(default_factory=dict, compare=False, repr=False)
+
+    def at_finish(self, key: str, action: Callable[[], None]) -> None:
+        """Have `finish` run `action` once (a cache written once per run, not once per check); the last
+        action given for `key` is the one run."""
+        self.pending[key] = action
+
+    def finish(self) -> None:
+        """Run the actions `at_finish` collected, in the order their keys were first given."""
+        while self.pending:
+            key = next(iter(self.pending))
+            self.pending.pop(key)()
 
     def source(self, rel: str) -> str:
         """A project file's text ('' when unreadable), read once per run."""
@@ -59,3 +71,4 @@ def run_checks(ctx: LintContext, rules: Iterable[Rule]) -> Iterator[Finding]:
     """Every finding of the checks behind `rules` (a check may also yield findings of its other rules)."""
     for check in checks_of(rules):
         yield from check(ctx)
+    ctx.finish()

@@ -97,6 +97,7 @@ def _share(
         if id(check) not in done:  # its worker failed before finishing it
             done[id(check)] = list(check.compute(ctx))
         store_project_findings(ctx, check.name, done[id(check)])
+    ctx.finish()
     return done
 
 

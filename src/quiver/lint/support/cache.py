@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from quiver import __version__
 from quiver.model import Finding, LockedTool, finding_from_json
-from quiver.sources.files import MAX_LOCK_BYTES, read_bytes
+from quiver.sources.files import MAX_LOCK_BYTES, read_bytes, write_cache
 
 if TYPE_CHECKING:
     from quiver.lint.engine import LintContext
@@ -70,7 +70,6 @@ class ToolCheckCache:
     def save(self) -> None:
         if not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
             return
-        from quiver.sources.files import write_cache
 
         text = json.dumps({"version": __version__, "entries": self.entries}, sort_keys=True, separators=(",", ":"))
         try:
@@ -111,7 +110,6 @@ class ToolScanCache:
     def save(self) -> None:
         if not self.dirty or os.environ.get("QUIVER_NO_CACHE"):
             return
-        from quiver.sources.files import write_cache
 
         text = json.dumps({"version": __version__, "entries": self.entries}, sort_keys=True, separators=(",", ":"))
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
@@ -161,19 +159,22 @@ def has_project_findings(ctx: LintContext, name: str) -> bool:
 
 
 def store_project_findings(ctx: LintContext, name: str, found: list[Finding]) -> None:
-    """Keep `found` as check `name`'s findings for the current inputs (replacing its older entries)."""
+    """Keep `found` as check `name`'s findings for the current inputs (replacing its older entries); the file
+    is written when the run's checks are done (`LintContext.finish`)."""
     if os.environ.get("QUIVER_NO_CACHE"):
         return
-    from quiver.sources.files import write_cache
 
     data = _project_cache(ctx)
     kept = {k: v for k, v in data.items() if not k.startswith(f"{name}:")}
     kept[f"{name}:{project_key(ctx)}"] = [f.to_json() for f in found]
     ctx.memo[_PROJECT_CACHE_MEMO] = kept
-    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-        write_cache(
-            ctx.project.root / PROJECT_CACHE_FILE, json.dumps(kept, sort_keys=True, separators=(",", ":")) + "\n"
-        )
+
+    def write() -> None:  # once per run, when the checks are done: every check's entries in one write
+        text = json.dumps(ctx.memo[_PROJECT_CACHE_MEMO], sort_keys=True, separators=(",", ":")) + "\n"
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+            write_cache(ctx.project.root / PROJECT_CACHE_FILE, text)
+
+    ctx.at_finish(_PROJECT_CACHE_MEMO, write)
 
 
 _PROJECT_CACHE_MEMO = "project-cache"
