@@ -6,7 +6,8 @@ The large repository: N agents, S servers x T tools each. Agents mix the shapes 
 most name a handful of tools explicitly, some take one to three whole servers with `server/*`.
 Each run is a fresh `quiver compile` process: cold (no `.quiver/cache`, no build output), then warm (as a
 developer's second run); the large case's medians over `--repeat` pairs, in wall and in CPU seconds (user +
-system of the child: what a shared machine disturbs least). Peak MiB is the largest child so far.
+system of the child: what a shared machine disturbs least). Peak MiB is the largest child so far; `load 1m`
+is the 1-minute load average (`os.getloadavg()`) after the run (the large case: the highest of its runs).
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ def timed_compile(project: Path) -> tuple[float, float, int, float]:
     return wall, max(usage.ru_maxrss, before) / 1024, proc.returncode, usage.ru_utime + usage.ru_stime - cpu
 
 
+def load() -> float:
+    """The machine's 1-minute load average after a run (on 2 cores, above ~1 the wall times are disturbed;
+    the large case prints the highest of its runs)."""
+    return os.getloadavg()[0]
+
+
 def tree_sha(out: Path) -> str:
     """sha256 over the sorted (name, sha256) of every file compile wrote."""
     digest = hashlib.sha256()
@@ -72,11 +79,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         demo = Path(tmp) / "demo"
         shutil.copytree(ROOT / "examples" / "demo", demo, ignore=shutil.ignore_patterns("build", ".quiver"))
-        print(f"{'case':<44} {'wall s':>8} {'cpu s':>7} {'peak MiB':>9}")
+        print(f"{'case':<44} {'wall s':>8} {'cpu s':>7} {'peak MiB':>9} {'load 1m':>8}")
         wall, peak, _, cpu = timed_compile(demo)
-        print(f"{'demo (4 agents), cold token cache':<44} {wall:8.2f} {cpu:7.2f} {peak:9.0f}")
+        print(f"{'demo (4 agents), cold token cache':<44} {wall:8.2f} {cpu:7.2f} {peak:9.0f} {load():8.2f}")
         wall, peak, _, cpu = timed_compile(demo)
-        print(f"{'demo (4 agents), warm token cache':<44} {wall:8.2f} {cpu:7.2f} {peak:9.0f}")
+        print(f"{'demo (4 agents), warm token cache':<44} {wall:8.2f} {cpu:7.2f} {peak:9.0f} {load():8.2f}")
         big = Path(tmp) / "big"
         big.mkdir()
         start = time.perf_counter()
@@ -85,16 +92,18 @@ def main() -> None:
         n_tools = args.servers * args.tools
         label = f"{args.agents} agents, {args.servers}x{args.tools} tools"
         runs: dict[str, list[tuple[float, float, int, float]]] = {"cold": [], "warm": []}
+        loads: dict[str, list[float]] = {"cold": [], "warm": []}
         for _ in range(args.repeat):
             shutil.rmtree(big / ".quiver", ignore_errors=True)
             shutil.rmtree(big / "build", ignore_errors=True)
-            runs["cold"].append(timed_compile(big))
-            runs["warm"].append(timed_compile(big))
+            for case in ("cold", "warm"):
+                runs[case].append(timed_compile(big))
+                loads[case].append(load())
         for case, found in runs.items():
             wall = statistics.median(r[0] for r in found)
             cpu = statistics.median(r[3] for r in found)
             peak, code = max(r[1] for r in found), max(r[2] for r in found)
-            print(f"{label + ', ' + case:<44} {wall:8.2f} {cpu:7.2f} {peak:9.0f}")
+            print(f"{label + ', ' + case:<44} {wall:8.2f} {cpu:7.2f} {peak:9.0f} {max(loads[case]):8.2f}")
         out = big / "build" / "quiver"
         size = sum(p.stat().st_size for p in out.glob("*.json")) / 1048576
         print(f"(generated in {gen:.1f} s; {n_tools:,} tools in the lock; {size:.0f} MiB of manifests; exit {code})")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from quiver import __version__
-from quiver.capabilities.flows import agent_flows, manifest_flows, tool_labels
+from quiver.capabilities.flows import agent_flows, manifest_flows
 from quiver.capabilities.overrides import Classifier
 from quiver.config import Config
 from quiver.errors import ConfigError, Position
@@ -223,7 +223,7 @@ def build_manifest(
     if classifier is None:
         classifier = Classifier(config, lock, {s.name: s for s in resolved.servers})
     flows = agent_flows(resolved, classifier)
-    labels = tool_labels(flows)
+    carried = flows.carried  # one per resolved tool, in the same order (the built-ins after them)
     index = server_index(resolved)
     budget = budget_of(resolved, cache)
     gateway = gateway_budget_of(resolved, cache, index)
@@ -274,7 +274,7 @@ def build_manifest(
 
     gateway_entries: dict[tuple[str, int], dict[str, JSON]] = {}
     shared = definitions if definitions is not None else {}
-    for item in resolved.tools:
+    for position, item in enumerate(resolved.tools):
         definition = shared.get(id(item.tool.definition))
         if definition is None:
             definition = shared[id(item.tool.definition)] = Definition(item.tool.definition)
@@ -299,7 +299,7 @@ def build_manifest(
                 "names": dict(item.names),
                 "named": item.named,
                 "side_effect": policy["side_effect"],
-                "capabilities": labels.get(f"{item.server}/{item.tool.name}", []),
+                "capabilities": list(carried[position].capabilities.labels),
                 "policy": policy,
                 "sha256": item.tool.sha256,
                 "tokens": tool_tokens(item, cache),

@@ -74,7 +74,7 @@ class Flow:
 @dataclass(frozen=True, slots=True)
 class AgentFlows:
     agent: Agent
-    carried: tuple[Carried, ...]  # every classified tool: MCP tools by name, then built-ins as written
+    carried: tuple[Carried, ...]  # every classified tool: the resolved tools in their order, then built-ins
     unclassified: tuple[str, ...]  # built-ins quiver does not know (extension tools, newer hosts)
     flows: tuple[Flow, ...]
 
@@ -249,8 +249,3 @@ def manifest_flows(flows: AgentFlows, *, enforce: bool) -> dict[str, JSON]:
             for flow in flows.flows
         ],
     }
-
-
-def tool_labels(flows: AgentFlows) -> dict[str, list[str]]:
-    """`server/tool` -> its labels, for the manifest's tool entries (built-ins are listed apart)."""
-    return {c.name: list(c.capabilities.labels) for c in flows.carried if not c.builtin}

@@ -35,13 +35,13 @@ class Capabilities:
     reasons: tuple[Reason, ...] = ()
     cleared: tuple[Reason, ...] = ()
     label_set: frozenset[str] = field(init=False, repr=False, compare=False)  # `has` is asked per carried tool
+    # the labels in LABELS order: read per carried tool and agent (256,603 times in a 1,000-agent compile)
+    labels: tuple[Label, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "label_set", frozenset(r.label for r in self.reasons))
-
-    @property
-    def labels(self) -> tuple[Label, ...]:
-        return tuple(r.label for r in self.reasons)
+        labels = tuple(r.label for r in self.reasons)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "label_set", frozenset(labels))
 
     def has(self, label: Label) -> bool:
         return label in self.label_set
