@@ -24,7 +24,6 @@ from quiver.runtime.protocol import CallRequest
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
 
-
 def _action(key: str, tool: str, at: float) -> Action:
     action_id = new_action_id(at)
     arguments = canonical_json({"amount": 1})

@@ -79,7 +79,7 @@ def test_broken_agent_outside_path_neither_shown_nor_failing(tmp_path: Path) -> 
     root = project(tmp_path)
     (root / ".claude/agents").mkdir(parents=True)
     # broken for Claude Code too: no `key: value` line its second try would quote (see claude_frontmatter)
-    (root / ".claude/agents/broken.md").write_text("---\ndescription: \"unclosed\n---\nbody\n")
+    (root / ".claude/agents/broken.md").write_text('---\ndescription: "unclosed\n---\nbody\n')
     code, out, _ = run(root, "lint", str(root / ".github"))
     assert "broken.md" not in out
     assert code == 0  # the exit code follows what is shown

@@ -39,9 +39,7 @@ def test_search_json_lists_server_tool_score_matched_fields_and_description(demo
 def test_search_with_an_agent_ranks_only_the_tools_that_agent_resolves_to(demo: Path) -> None:
     project = load_project(demo)
     agent = next(a for a in project.agents if a.id == "release-notes")
-    carried = {
-        (t.server, t.tool.name) for t in resolve_agent(agent, project).tools
-    }
+    carried = {(t.server, t.tool.name) for t in resolve_agent(agent, project).tools}
     rows = json.loads(run(demo, "pull request", "release-notes", 10, "json"))
     assert rows and {(r["server"], r["tool"]) for r in rows} <= carried
     everywhere = json.loads(run(demo, "pull request", None, 10, "json"))

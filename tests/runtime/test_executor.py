@@ -676,5 +676,9 @@ async def test_an_answer_that_arrives_after_a_sweep_judged_the_executor_dead_sti
     outcome = await executor(store, clock).execute(call(key="k-late"), slow_upstream)
     assert outcome.state == "succeeded" and not outcome.result["isError"]
     assert await states_of(store, outcome.action_id) == [
-        "proposed", "validated", "dispatching", "unknown_outcome", "succeeded"
+        "proposed",
+        "validated",
+        "dispatching",
+        "unknown_outcome",
+        "succeeded",
     ]
