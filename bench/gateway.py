@@ -442,6 +442,11 @@ if __name__ == "__main__":
     parser.add_argument("--top", type=int, default=30, help="functions per --profile table (default 30)")
     parser.add_argument("--profile-out", type=Path, help="keep --profile's cProfile stats in this file")
     options = parser.parse_args()
+    if options.baseline_src is not None:  # a tree's root (`git archive | tar -x`) means its src/
+        if (options.baseline_src / "src" / "quiver").is_dir():
+            options.baseline_src = options.baseline_src / "src"
+        elif not (options.baseline_src / "quiver").is_dir():  # else PYTHONPATH finds none: the installed one runs
+            parser.error(f"--baseline-src {options.baseline_src}: no quiver package there or in its src/")
     sys.path.insert(0, str(Path(__file__).parent))
     if options.profile:  # its own script (it uses this one's helpers): run as a process, so no import circle
         keep = ["--profile-out", str(options.profile_out)] if options.profile_out else []

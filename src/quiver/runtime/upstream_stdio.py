@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import math
@@ -30,14 +31,16 @@ from typing import Any, TextIO, cast
 import anyio
 import mcp.client.session
 import mcp.types as types
+import orjson
 from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import MCPError
 from mcp.client.stdio import FORCE_KILL_TIMEOUT, PROCESS_TERMINATION_TIMEOUT, get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
-from mcp_types.methods import validate_server_result
+from mcp_types.methods import SERVER_RESULTS, validate_server_result
 from opentelemetry.propagate import inject
+from pydantic import TypeAdapter
 
 from quiver.model import JSON
 from quiver.runtime.protocol import UpstreamProtocolError
@@ -85,9 +88,12 @@ class _Pipes(asyncio.SubprocessProtocol):
 
     def _line(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:  # stricter than json (NaN, huge numbers, UTF-16): json decides those
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
         if isinstance(message, dict) and ("result" in message or "error" in message):
             ident = message.get("id")
             if type(ident) is str and ident.isdigit():  # an echo as a string still correlates, as in the SDK
@@ -227,11 +233,22 @@ class DirectCalls:
 
 
 def _checked(result: dict[str, JSON], version: str) -> dict[str, JSON]:
-    validate_server_result("tools/call", version, result)
+    adapter = _result_adapter(version)
+    if adapter is None:  # a version the SDK does not know: its own check raises as it always did
+        validate_server_result("tools/call", version, result)
+    else:  # the same validation, without the dump `validate_server_result` builds and drops
+        adapter.validate_python(result, by_name=False)
     foreign = _later_revision_fields("tools/call", version)
     if foreign and not foreign.isdisjoint(result):
         return {key: value for key, value in result.items() if key not in foreign}
     return result
+
+
+@functools.cache
+def _result_adapter(version: str) -> TypeAdapter[Any] | None:
+    """The validator `validate_server_result` uses for tools/call results of `version`; None if unknown."""
+    target = SERVER_RESULTS.get(("tools/call", version))
+    return None if target is None else TypeAdapter(cast(Any, target))
 
 
 def _no_fields(method: str, version: str) -> frozenset[str]:
