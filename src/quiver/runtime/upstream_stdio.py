@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import math
@@ -38,9 +37,8 @@ from mcp import MCPError
 from mcp.client.stdio import FORCE_KILL_TIMEOUT, PROCESS_TERMINATION_TIMEOUT, get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
-from mcp_types.methods import SERVER_RESULTS, validate_server_result
+from mcp_types.methods import validate_server_result
 from opentelemetry.propagate import inject
-from pydantic import TypeAdapter
 
 from quiver.model import JSON
 from quiver.runtime.protocol import UpstreamProtocolError
@@ -233,22 +231,11 @@ class DirectCalls:
 
 
 def _checked(result: dict[str, JSON], version: str) -> dict[str, JSON]:
-    adapter = _result_adapter(version)
-    if adapter is None:  # a version the SDK does not know: its own check raises as it always did
-        validate_server_result("tools/call", version, result)
-    else:  # the same validation, without the dump `validate_server_result` builds and drops
-        adapter.validate_python(result, by_name=False)
+    validate_server_result("tools/call", version, result)
     foreign = _later_revision_fields("tools/call", version)
     if foreign and not foreign.isdisjoint(result):
         return {key: value for key, value in result.items() if key not in foreign}
     return result
-
-
-@functools.cache
-def _result_adapter(version: str) -> TypeAdapter[Any] | None:
-    """The validator `validate_server_result` uses for tools/call results of `version`; None if unknown."""
-    target = SERVER_RESULTS.get(("tools/call", version))
-    return None if target is None else TypeAdapter(cast(Any, target))
 
 
 def _no_fields(method: str, version: str) -> frozenset[str]:
