@@ -90,3 +90,17 @@ def test_no_module_but_the_adapter_names_a_private_sdk_module_or_name() -> None:
                 if private:
                     offenders.append(f"{path.relative_to(SRC)}:{node.lineno} {node.module}: {private}")
     assert offenders == []
+
+
+def test_the_private_type_names_the_adapter_imports_for_typing_exist_in_the_installed_sdk() -> None:
+    # mcp_sdk.py imports these under TYPE_CHECKING only; a renamed one must fail here, not only in mypy.
+    tree = ast.parse((SRC / "mcp_sdk.py").read_text(encoding="utf-8"))
+    private = [
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and "._" in f".{node.module}"
+        for alias in node.names
+    ]
+    assert ("mcp.client._transport", "TransportStreams") in private
+    for module, name in private:
+        assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
