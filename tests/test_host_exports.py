@@ -40,6 +40,9 @@ def _tools(path: Path) -> list[Any]:
     return tools
 
 
+_NOT_TYPES = ("resources.*", "_client", "lib.*", "cli.*")
+
+
 def test_both_exports_of_every_demo_agent_type_check_against_the_sdks(exported: Path, tmp_path: Path) -> None:
     lines = [
         "from anthropic.types import ToolUnionParam",
@@ -55,7 +58,10 @@ def test_both_exports_of_every_demo_agent_type_check_against_the_sdks(exported: 
         lines.append(f"tools_{i}: list[{kind}] = {_tools(path)!r}")
     checked = tmp_path / "exports_typed.py"
     checked.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (tmp_path / "mypy.ini").write_text("[mypy]\nstrict = True\n", encoding="utf-8")
+    # The SDKs' clients and resources are not the tool types checked here: skipping them halves the run.
+    skipped = ",".join(f"{sdk}.{part}" for sdk in ("openai", "anthropic") for part in _NOT_TYPES)
+    config = f"[mypy]\nstrict = True\n[mypy-{skipped}]\nfollow_imports = skip\n"
+    (tmp_path / "mypy.ini").write_text(config, encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "--config-file", "mypy.ini", checked.name],
         capture_output=True,

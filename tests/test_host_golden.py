@@ -1,5 +1,6 @@
 """Golden tests of the host model: every recorded scenario (tests/fixtures/hosts/) compiled by the real CLI
 for its host gives the split the real host sent.
+(The CLI runs in process, once a scenario: other tests run it as a subprocess.)
 
 Each scenario is a small project recorded against Claude Code 2.1.332 or Copilot CLI 1.0.102
 (scripts/record-hosts.py; docs/hosts.md). Here each is copied, given the scenario's model and
@@ -16,15 +17,17 @@ of the split, and separately that the recorded side is the one quiver's threshol
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
-import subprocess
-import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from quiver.cli import cli
 from quiver.hosts import claude_code
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,9 +54,18 @@ def _defers(record: dict[str, Any]) -> bool:
     return any(name.startswith("mcp__") for name in record["deferred"]) or record["search_tool"] is not None
 
 
-def compiled(tmp_path: Path, path: Path) -> tuple[dict[str, Any], dict[str | None, dict[str, Any]]]:
-    """The scenario compiled by the CLI under its host, model and environment: manifests by agent (None:
-    the host's main session)."""
+@functools.cache
+def compiled(path: Path) -> tuple[dict[str, Any], dict[str | None, dict[str, Any]]]:
+    """The scenario compiled by the CLI (in process, once a scenario) under its host, model and environment:
+    manifests by agent (None: the host's main session)."""
+    tmp_path = Path(tempfile.mkdtemp(prefix="quiver-golden-"))
+    try:
+        return _compiled(tmp_path, path)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _compiled(tmp_path: Path, path: Path) -> tuple[dict[str, Any], dict[str | None, dict[str, Any]]]:
     scenario = json.loads((path / "scenario.json").read_text(encoding="utf-8"))
     host = scenario["host"]
     project = tmp_path / path.name
@@ -71,13 +83,8 @@ def compiled(tmp_path: Path, path: Path) -> tuple[dict[str, Any], dict[str | Non
             above = dict(runs(path))[scenario.get("agent")]
             lines.append(f"context_window = {1 if _defers(above) else 10**8}")
     (project / "quiver.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "quiver", "compile", "--project", str(project), "--format", "json", "--host", host],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
+    done = CliRunner().invoke(cli, ["compile", "--project", str(project), "--format", "json", "--host", host])
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.output
     out = project / "build" / "quiver"
     manifests: dict[str | None, dict[str, Any]] = {}
     for file in out.rglob("*.json"):
@@ -89,8 +96,8 @@ def compiled(tmp_path: Path, path: Path) -> tuple[dict[str, Any], dict[str | Non
 
 
 @pytest.mark.parametrize(("path", "agent"), cases(), ids=[f"{p.name}:{a or 'session'}" for p, a in cases()])
-def test_quiver_splits_each_agent_as_its_host_sent_it(tmp_path: Path, path: Path, agent: str | None) -> None:
-    scenario, manifests = compiled(tmp_path, path)
+def test_quiver_splits_each_agent_as_its_host_sent_it(path: Path, agent: str | None) -> None:
+    scenario, manifests = compiled(path)
     record = dict(runs(path))[agent]
     assert agent in manifests, f"quiver compiled no manifest for {agent or 'the main session'}"
     manifest = manifests[agent]

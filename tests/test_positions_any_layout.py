@@ -13,6 +13,7 @@ A tools/list snapshot is a side of `quiver diff`, checked the same way.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 import shutil
@@ -198,9 +199,17 @@ def _without_comments(text: str) -> str:
 
 
 def _offset(text: str, line: int, column: int) -> int:
-    lines = text.split("\n")
-    assert 1 <= line <= len(lines), (line, len(lines))
-    return sum(len(part) + 1 for part in lines[: line - 1]) + column - 1
+    starts = _line_starts(text)
+    assert 1 <= line <= len(starts), (line, len(starts))
+    return starts[line - 1] + column - 1
+
+
+@functools.cache
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for part in text.split("\n")[:-1]:
+        starts.append(starts[-1] + len(part) + 1)
+    return starts
 
 
 _JSON_TOKEN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
@@ -209,6 +218,16 @@ _JSON_TOKEN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{
 def json_anchor(text: str, offset: int) -> Anchor:
     """("key" | "value", JSON pointer, offset inside the token) of the token at `offset`, read independently
     of quiver's readers."""
+    starts, spans = _json_spans(text)
+    at = bisect.bisect_right(starts, offset) - 1
+    assert at >= 0 and spans[at][0] <= offset < spans[at][1], f"offset {offset} is between tokens"
+    start, _, kind, pointer = spans[at]
+    return (kind, pointer, offset - start)
+
+
+@functools.cache
+def _json_spans(text: str) -> tuple[list[int], list[tuple[int, int, str, tuple[object, ...]]]]:
+    """Each token's (start, end, "key" | "value", JSON pointer), in order, and their starts: read once a text."""
     spans: list[tuple[int, int, str, tuple[object, ...]]] = []
     stack: list[dict[str, Any]] = []
 
@@ -241,16 +260,23 @@ def json_anchor(text: str, offset: int) -> Anchor:
             spans.append((start, match.end(), "key", (*top["pointer"], top["key"])))
         else:
             spans.append((start, match.end(), "value", value_pointer()))
-    starts = [s[0] for s in spans]
-    at = bisect.bisect_right(starts, offset) - 1
-    assert at >= 0 and spans[at][0] <= offset < spans[at][1], f"offset {offset} is between tokens"
-    start, _, kind, pointer = spans[at]
-    return (kind, pointer, offset - start)
+    return [s[0] for s in spans], spans
 
 
 def yaml_anchor(front: str, offset: int) -> Anchor:
     """("key" | "value", path, offset inside the scalar's text) of the YAML scalar at `offset` (PyYAML's own
     marks, not quiver's reader); a collection's path when `offset` is its first character."""
+    found = _yaml_nodes(front)
+    hits = [f for f in found if f[0] <= offset < max(f[1], f[0] + 1) and f[2] != "collection"]
+    hits = hits or [f for f in found if f[0] == offset]
+    assert hits, f"offset {offset} is on no YAML node"
+    start, _, kind, path, quote = min(hits, key=lambda f: f[1] - f[0])
+    return (kind, path, max(offset - start - quote, 0))  # a quoted scalar's quote is its text's first place
+
+
+@functools.cache
+def _yaml_nodes(front: str) -> list[tuple[int, int, str, tuple[object, ...], int]]:
+    """Each node's (start, end, "key" | "value" | "collection", path, quote width): composed once a text."""
     found: list[tuple[int, int, str, tuple[object, ...], int]] = []
 
     def visit(node: yaml.Node, path: tuple[object, ...]) -> None:
@@ -267,11 +293,7 @@ def yaml_anchor(front: str, offset: int) -> Anchor:
             found.append((node.start_mark.index, node.end_mark.index, "value", path, _quote(node)))
 
     visit(yaml.compose(front, Loader=yaml.SafeLoader), ())
-    hits = [f for f in found if f[0] <= offset < max(f[1], f[0] + 1) and f[2] != "collection"]
-    hits = hits or [f for f in found if f[0] == offset]
-    assert hits, f"offset {offset} is on no YAML node"
-    start, _, kind, path, quote = min(hits, key=lambda f: f[1] - f[0])
-    return (kind, path, max(offset - start - quote, 0))  # a quoted scalar's quote is its text's first place
+    return found
 
 
 def _quote(node: yaml.Node) -> int:

@@ -60,7 +60,7 @@ def test_rank_of_is_the_place_search_gives_the_doc(index_and_queries: tuple[Sear
     ranked = outside = 0
     for query in queries[:400]:
         hits = [position[(h.server, h.tool)] for h in index.search(query, 10)]
-        for i in {*hits, *range(0, len(index.docs), 7)}:
+        for i in {*hits, *range(0, len(index.docs), 29)}:
             for within in (1, 3, 10):
                 expected = hits.index(i) + 1 if i in hits[:within] else None
                 assert index.rank_of(query, i, within) == expected, (query, index.docs[i].tool, within)
