@@ -9,6 +9,9 @@ import pytest
 
 os.environ.setdefault("QUIVER_NO_CACHE", "1")  # tests never leave caches in the source tree
 os.environ.setdefault("QUIVER_CHECK_OUTPUT", "1")  # every compile in the tests checks its output's schemas
+# The CLI and gateway processes the tests start write bytecode (an editable install where this is set would
+# compile every quiver module again in each of them).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 ROOT = Path(__file__).resolve().parents[1]
 # The public corpus (real agents, tool snapshots, catalogs): QUIVER_CORPUS, else ../shared/corpus.
