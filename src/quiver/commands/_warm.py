@@ -77,19 +77,25 @@ def inputs_of(root: Path, out: str | None, emit_hosts: Sequence[str], host: str 
     shared.add("--emit", *emit_hosts, "--host", host or "")
     for name in ENV:
         shared.add(name, os.environ.get(name, "\0unset"))
-    files = [*CONFIG_CANDIDATES, config.lock, *found.mcp_configs]
-    for rel in files:
-        shared.add(rel, file_digest(root / rel))
-    for skill in found.skills:
-        shared.add(repr(skill), file_digest(root / skill.path))
-    plugins = plugin_manifests(root)  # discovery read them: what else a plugin.json says is an input too
-    for rel in plugins:
-        shared.add(rel, file_digest(root / rel))
-    files += [s.path for s in found.skills] + plugins
+    files = _add_files(shared, root, found)
     key = shared.hexdigest()
     agents = {f.path: _digest((key, repr(f), file_digest(root / f.path))) for f in found.agents}
     project = _digest((key, *(part for item in sorted(agents.items()) for part in item)))
     return Inputs(found, out_dir, key, agents, project, (*files, *agents))
+
+
+def _add_files(digest: _Digest, root: Path, found: Discovery) -> list[str]:
+    """Add every project file but the agent files to `digest`, each by its path and bytes (a skill with its
+    discovery record); returns their paths."""
+    files = [*CONFIG_CANDIDATES, found.config.lock, *found.mcp_configs]
+    for rel in files:
+        digest.add(rel, file_digest(root / rel))
+    for skill in found.skills:
+        digest.add(repr(skill), file_digest(root / skill.path))
+    plugins = plugin_manifests(root)  # discovery read them: whatever else a plugin.json says is an input too
+    for rel in plugins:
+        digest.add(rel, file_digest(root / rel))
+    return [*files, *(s.path for s in found.skills), *plugins]
 
 
 def file_digest(path: Path) -> str:
