@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from quiver import __version__
@@ -494,6 +494,14 @@ def manifest_file(agent_id: str, suffix: str = ".json") -> str:
     return agent_id.replace(":", "/") + suffix
 
 
+def output_files(out: str, agent_id: str, emit_hosts: Sequence[str] = ()) -> tuple[str, ...]:
+    """The project-relative files compile writes for an agent: its manifest, then one export per `--emit`."""
+    return (
+        f"{out}/{manifest_file(agent_id)}",
+        *(f"{out}/{manifest_file(agent_id, f'.{api}.json')}" for api in emit_hosts),
+    )
+
+
 def render_json(document: JSON) -> bytes:
     """A manifest, index or host export as the bytes compile writes (`pretty_bytes`'s): a manifest's
     `Definition`s are spliced in as rendered once (the same bytes, in about half the time)."""
@@ -524,19 +532,20 @@ def _plain(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def build_index(manifests: Mapping[str, Mapping[str, JSON]], out: str) -> dict[str, JSON]:
-    agents = []
-    for agent_id in sorted(manifests):
-        m = manifests[agent_id]
-        agents.append(
-            {
-                "id": agent_id,
-                "manifest": manifest_file(agent_id),
-                "source": m["agent"]["source"],
-                "host": m["host"]["id"],
-                "tool_search": m["tool_search"]["active"],
-                "budget": m["budget"],
-                "gateway_budget": m["gateway_budget"],
-            }
-        )
+def index_entry(agent_id: str, manifest: Mapping[str, JSON]) -> dict[str, JSON]:
+    """An agent's entry in index.json, from its manifest (its tools are not read)."""
+    return {
+        "id": agent_id,
+        "manifest": manifest_file(agent_id),
+        "source": manifest["agent"]["source"],
+        "host": manifest["host"]["id"],
+        "tool_search": manifest["tool_search"]["active"],
+        "budget": manifest["budget"],
+        "gateway_budget": manifest["gateway_budget"],
+    }
+
+
+def build_index(entries: Mapping[str, Mapping[str, JSON]], out: str) -> dict[str, JSON]:
+    """index.json: the agents' `index_entry`s by agent id."""
+    agents: list[JSON] = [entries[agent_id] for agent_id in sorted(entries)]
     return {"manifestVersion": MANIFEST_VERSION, "generator": f"quiver {__version__}", "out": out, "agents": agents}

@@ -15,7 +15,7 @@ from quiver.sources.agents import AgentFile, discover_agents, read_agent
 from quiver.sources.files import read_text
 from quiver.sources.lock import read_lock
 from quiver.sources.mcp_config import CONFIG_FILES, McpConfig, discover_configs, read_mcp_config, server_from_node
-from quiver.sources.skills import Skill, discover_skills, read_skill
+from quiver.sources.skills import Skill, SkillFile, discover_skills, read_skill
 
 # Host built-in MCP servers (DESIGN §3): known to exist even when no config defines them.
 HOST_SERVERS = {
@@ -52,8 +52,32 @@ class Project:
         return tuple(session_agent(self.config, host) for host in self.config.sessions)
 
 
-def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool = False) -> Project:
-    """Read everything, collecting each broken file's error and reading every other file.
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """The files a project is made of, found under its config before any of them is read: its MCP configs,
+    agent files and skills, as `load_project` reads them."""
+
+    config: Config
+    mcp_configs: tuple[str, ...]
+    agents: tuple[AgentFile, ...]
+    skills: tuple[SkillFile, ...]
+
+
+def discover(root: Path, config: Config) -> Discovery:
+    """Every MCP config, agent file and SKILL.md the project's `config` makes part of it."""
+    return Discovery(
+        config,
+        tuple(discover_configs(root, config.mcp_configs)),
+        tuple(discover_agents(root, config.agents, config.exclude)),
+        tuple(discover_skills(root, config.exclude)),
+    )
+
+
+def load_project(
+    root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool = False, found: Discovery | None = None
+) -> Project:
+    """Read everything, collecting each broken file's error and reading every other file; `found` is the
+    project's discovery when the caller made it (its config read without error).
 
     A broken project-wide file (quiver config, MCP config, lock) raises `InputErrors` naming all of
     them, unless `collect` (lint, compile): then the caller reports `errors` and `blocking` itself.
@@ -67,10 +91,11 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool
             blocking.append(exc)
             return fallback
 
-    config = attempt(lambda: load_config(root), Config())
+    config = found.config if found is not None else attempt(lambda: load_config(root), Config())
+    files = found if found is not None else discover(root, config)
     no_servers: list[Server] = []
     read: list[McpConfig] = []
-    for rel in discover_configs(root, config.mcp_configs):
+    for rel in files.mcp_configs:
         try:
             read.append(read_mcp_config(root, rel))
         except QuiverError as exc:
@@ -81,7 +106,7 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool
     lock = attempt(lambda: read_lock(root, config.lock), None)
     agents: list[Agent] = []
     errors: list[QuiverError] = list(blocking)
-    agent_files = discover_agents(root, config.agents, config.exclude)
+    agent_files = files.agents
     discovered = {f.path: f for f in agent_files if f.listed}
     for rel in agent_paths or tuple(discovered):
         try:
@@ -89,9 +114,9 @@ def load_project(root: Path, *, agent_paths: tuple[str, ...] = (), collect: bool
         except QuiverError as exc:
             errors.append(exc)
     skills: list[Skill] = []
-    for found in discover_skills(root, config.exclude):
+    for skill in files.skills:
         try:
-            skills.append(read_skill(root, found))
+            skills.append(read_skill(root, skill))
         except QuiverError as exc:
             errors.append(exc)
     if blocking and not collect:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,8 @@ from quiver.compile import (
     budget_of,
     build_index,
     build_manifest,
-    manifest_file,
+    index_entry,
+    output_files,
     render_json,
 )
 from quiver.errors import ConfigError, QuiverError
@@ -31,18 +32,20 @@ from quiver.lint.agt.tool_references import reference_findings
 from quiver.lint.agt.unverifiable_tool_references import unverified_findings
 from quiver.lint.mcp.server_not_snapshotted import unsnapshotted_findings
 from quiver.lint.mcp.unserved_tool_entries import unserved_findings
-from quiver.model import Finding
+from quiver.model import JSON, Finding
 from quiver.policy import policy_errors
 from quiver.project import Project, load_project
 from quiver.resolve import ResolvedAgent, resolve_project
 from quiver.sources.agents import agent_id
 from quiver.sources.capability_cache import CAPABILITY_CACHE_FILE, CapabilityCache
+from quiver.sources.compile_state import CompileState, Report
 from quiver.sources.files import inside, write_atomic
 from quiver.sources.token_cache import TOKEN_CACHE_FILE, TokenCache
 from quiver.sources.validated import VALIDATED_FILE, read_validated, write_validated
 
 if TYPE_CHECKING:
     from quiver.commands._progress import Progress
+    from quiver.commands._warm import Warm
 
 CACHE_FILE = TOKEN_CACHE_FILE
 CHECK_OUTPUT_ENV = "QUIVER_CHECK_OUTPUT"
@@ -68,11 +71,17 @@ def run(options: CompileOptions) -> Outcome:
     written), or with `check` name the stale ones. Exit 2 for a broken input (nothing is written while a
     project-wide one is broken), 1 for a stale output or an error finding (a `tools` entry that resolves to
     nothing, as `lint --fail-on error`), else 0."""
+    from quiver.commands import _warm
     from quiver.config import unknown_key_warnings
     from quiver.report.lines import stderr_lines
 
     root = options.root
-    result = build(root, out=options.out, emit_hosts=options.emit_hosts, progress=True, host=options.host)
+    warm = _warm.start(root, options.out, options.emit_hosts, options.host)
+    key = _warm.report_key(options.quiet, options.fmt)
+    unchanged = warm.unchanged(None if options.check else key) if warm is not None else None
+    if warm is not None and unchanged is not None:
+        return replayed(unchanged, warm.inputs.out_dir, options.check)
+    result = build(root, out=options.out, emit_hosts=options.emit_hosts, progress=True, host=options.host, warm=warm)
     out_dir = options.out or result.project.config.out
     messages = [*unknown_key_warnings(result.project.config), *stderr_lines(result.findings)]
     messages += [f"error: {error.one_line()}" for error in result.errors]
@@ -91,13 +100,30 @@ def run(options: CompileOptions) -> Outcome:
         done = write(root, result, out_dir)
     except QuiverError as exc:  # an unwritable output directory: after the problems already found
         return failed(messages, exc)
+    before = tuple(messages)
     messages += [f"removed: {rel}" for rel in done.removed]
     text = ""
-    if not result.resolved and not result.errors:
+    no_agents = not result.resolved and not result.errors
+    if no_agents:
         messages.append(NO_AGENTS)
     elif not options.quiet:
         text = budget_report(root, result.resolved, options.fmt)
+    if warm is not None:
+        agents = [r.agent for r in result.resolved]
+        warm.record((*result.outputs, *result.kept), agents, result.entries, Report(key, before, text, no_agents, code))
     return Outcome(text, tuple(messages), (done.summary(out_dir),), code)
+
+
+def replayed(state: CompileState, out_dir: str, check: bool) -> Outcome:
+    """What a compile prints when its inputs and outputs are as the last one recorded: that run's problems
+    and report, and that every output is current."""
+    report = state.report
+    if check:
+        current = f"{len(state.outputs)} manifest file(s) up to date"
+        return Outcome(messages=(*report.messages, current), code=report.code)
+    messages = (*report.messages, *((NO_AGENTS,) if report.no_agents else ()))
+    summary = Written((), tuple(state.outputs), ()).summary(out_dir)
+    return Outcome(report.text, messages, (summary,), report.code)
 
 
 def budget_report(root: Path, resolved: Sequence[ResolvedAgent], fmt: str) -> str:
@@ -116,6 +142,13 @@ class CompileResult:
     outputs: dict[str, bytes]  # project-relative path -> the UTF-8 bytes to write
     findings: tuple[Finding, ...]
     errors: tuple[QuiverError, ...]
+    kept: frozenset[str] = frozenset()  # outputs not built: as the last compile left them (a warm compile)
+    entries: Mapping[str, Mapping[str, JSON]] = field(default_factory=dict)  # agent id -> its index.json entry
+
+    @property
+    def files(self) -> set[str]:
+        """Every output of the run: built or kept."""
+        return {*self.outputs, *self.kept}
 
 
 def build(
@@ -125,19 +158,26 @@ def build(
     emit_hosts: Sequence[str] = (),
     progress: bool = False,
     host: str | None = None,
+    warm: Warm | None = None,
 ) -> CompileResult:
     """Everything compile would write, in memory: nothing when a project-wide input is broken (with
-    `progress`, a progress line on a terminal); `host` resolves every agent for that host (`--host`)."""
+    `progress`, a progress line on a terminal); `host` resolves every agent for that host (`--host`). With
+    `warm`, an agent whose inputs and files are as the last compile left them is not built (`kept`)."""
     from quiver.commands._progress import Progress
 
     with Progress("compiling agents", enabled=progress) as shown, gc_paused():
-        return _build(root, out, emit_hosts, shown, host)
+        return _build(root, out, emit_hosts, shown, host, warm)
 
 
 def _build(
-    root: Path, out: str | None, emit_hosts: Sequence[str], progress: Progress, host: str | None = None
+    root: Path,
+    out: str | None,
+    emit_hosts: Sequence[str],
+    progress: Progress,
+    host: str | None = None,
+    warm: Warm | None = None,
 ) -> CompileResult:
-    project = load_project(root, collect=True)
+    project = load_project(root, collect=True, found=warm.inputs.found if warm is not None else None)
     bad_policy = tuple(policy_errors(project.config)) if not project.blocking else ()
     if out is None and not project.blocking and not inside(root, project.config.out):
         bad_policy += (outside_project(project, "out", "pass `--out DIR` on the command line to write there"),)
@@ -147,14 +187,15 @@ def _build(
         return CompileResult(project, (), {}, (), project.errors)
     duplicates = {e.position.file for e in project.duplicates if e.position}
     if duplicates:  # the later file of each id is not compiled: its error says which file has the id
-        kept = tuple(a for a in project.agents if a.path not in duplicates)
-        project = replace(project, agents=kept, errors=(*project.errors, *project.duplicates))
+        first = tuple(a for a in project.agents if a.path not in duplicates)
+        project = replace(project, agents=first, errors=(*project.errors, *project.duplicates))
     progress.total = len(project.agents)
     resolved = tuple(resolve_project(project, host))
     out_dir = out or project.config.out
     cache = TokenCache(root / CACHE_FILE)
     outputs: dict[str, bytes] = {}
-    manifests = {}
+    kept: set[str] = set()  # outputs a warm compile did not build
+    entries: dict[str, Mapping[str, JSON]] = {}
     policies: Policies = {}
     definitions: Definitions = {}
     labels = CapabilityCache(root / CAPABILITY_CACHE_FILE)
@@ -162,20 +203,24 @@ def _build(
     checks = CheckUnits() if checking_output() else None
     for item in resolved:
         progress.advance()
+        recorded = warm.kept(item.agent) if warm is not None else None
+        if recorded is not None:
+            kept.update(output_files(out_dir, item.agent.id, emit_hosts))
+            entries[item.agent.id] = recorded.index
+            continue
         manifest = build_manifest(item, project.config, cache, project.lock, policies, definitions, classifier)
-        outputs[f"{out_dir}/{manifest_file(item.agent.id)}"] = render_json(manifest)
-        for api in emit_hosts:
-            outputs[f"{out_dir}/{manifest_file(item.agent.id, f'.{api}.json')}"] = render_json(
-                emit(manifest, api, cache)
-            )
-        # the tools are rendered: keep the skeleton only
-        skeleton = {**manifest, "tools": []} if checks is None else checks.manifest(item.agent.id, manifest)
-        manifests[item.agent.id] = skeleton
-    index = build_index(manifests, out_dir)
+        files = output_files(out_dir, item.agent.id, emit_hosts)
+        outputs[files[0]] = render_json(manifest)
+        for rel, api in zip(files[1:], emit_hosts, strict=True):
+            outputs[rel] = render_json(emit(manifest, api, cache))
+        if checks is not None:  # the tools are rendered: the checks keep the skeleton only
+            checks.manifest(item.agent.id, manifest)
+        entries[item.agent.id] = index_entry(item.agent.id, manifest)
+    index = build_index(entries, out_dir)
     if checks is not None:
         checks.index(index)
         _check_new(root, checks.units)
-    if manifests or not project.errors:
+    if entries or not project.errors:
         outputs[f"{out_dir}/index.json"] = render_json(index)
     cache.save()
     classifier.save()
@@ -185,7 +230,8 @@ def _build(
         findings.extend(host_findings(item))
         findings.extend(unverified_findings(item))
     findings.extend(input_findings(project, resolved))
-    return CompileResult(project, resolved, outputs, tuple(sort_findings(findings)), project.errors)
+    findings = sort_findings(findings)
+    return CompileResult(project, resolved, outputs, tuple(findings), project.errors, frozenset(kept), entries)
 
 
 # Lint's error rules about the shape of what quiver reads (a value of the wrong type, a server that cannot
@@ -284,10 +330,11 @@ def stale_outputs(root: Path, result: CompileResult, out_dir: str) -> list[str]:
         if not path.is_file() or not _same_text(path, data):
             stale.append(rel)
     broken = _failed_ids(result)
-    for rel in sorted(previous_outputs(root, out_dir) - set(result.outputs)):
-        if _output_agent(rel) not in broken and not _other_host_export(rel, result.outputs):
+    files = result.files
+    for rel in sorted(previous_outputs(root, out_dir) - files):
+        if _output_agent(rel) not in broken and not _other_host_export(rel, files):
             stale.append(rel)
-    return stale
+    return sorted(stale)
 
 
 def _same_text(path: Path, data: bytes) -> bool:
@@ -301,7 +348,7 @@ def _same_text(path: Path, data: bytes) -> bool:
     return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n") == data.decode("utf-8")
 
 
-def _other_host_export(rel: str, outputs: dict[str, bytes]) -> bool:
+def _other_host_export(rel: str, outputs: Collection[str]) -> bool:
     """A host export (`a.openai.json`) of an agent still compiled, for a host this run does not `--emit`:
     compile without `--emit openai` neither judges it nor removes it (only `--emit openai` rewrites it)."""
     name = rel.rsplit("/", 1)[-1]
@@ -342,7 +389,7 @@ class Written:
 def write(root: Path, result: CompileResult, out_dir: str) -> Written:
     """Write every output that is new or changed, atomically; remove manifests of agents that no longer exist."""
     old = previous_outputs(root, out_dir)
-    written, unchanged = [], []
+    written, unchanged = [], sorted(result.kept)
     for rel, data in sorted(result.outputs.items()):
         path = root / rel
         if path.is_file() and _same_text(path, data):
@@ -352,8 +399,9 @@ def write(root: Path, result: CompileResult, out_dir: str) -> Written:
         written.append(rel)
     failed_ids = _failed_ids(result)
     removed = []
-    for rel in sorted(old - set(result.outputs)):
-        if _output_agent(rel) in failed_ids or _other_host_export(rel, result.outputs):
+    files = result.files
+    for rel in sorted(old - files):
+        if _output_agent(rel) in failed_ids or _other_host_export(rel, files):
             continue  # keep the last good manifest of an agent that failed to read, and other hosts' exports
         (root / rel).unlink(missing_ok=True)
         removed.append(rel)

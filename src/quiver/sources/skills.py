@@ -71,14 +71,14 @@ def discover_skills(root: Path, exclude: Sequence[str] = ()) -> list[SkillFile]:
         for path in sorted((root / folder).glob(f"*/{SKILL_FILE}")):
             rel = path.relative_to(root).as_posix()
             found.setdefault(rel, SkillFile(rel))
-    for manifest in _plugin_manifests(root):
+    for manifest in plugin_manifests(root):
         for item in _plugin_skills(root, manifest):
             found.setdefault(item.path, item)
     return [found[rel] for rel in sorted(found) if not matches_any(rel, tuple(exclude))]
 
 
-def _plugin_manifests(root: Path) -> list[str]:
-
+def plugin_manifests(root: Path) -> list[str]:
+    """Every Claude Code plugin's `.claude-plugin/plugin.json` in the project, sorted."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS or d == ".claude-plugin")
