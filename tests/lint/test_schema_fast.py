@@ -43,7 +43,7 @@ _keywords = st.sampled_from([*sorted({k for table in TABLES.values() for k in ta
 _nodes = st.dictionaries(_keywords, _values, min_size=1, max_size=4)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(FAST_DIALECTS), _nodes)
 def test_a_node_the_fast_path_vouches_for_passes_the_meta_schema(dialect: str, node: dict[str, Any]) -> None:
     if shallow_valid(dialect, node):
@@ -99,7 +99,7 @@ _constraints = st.dictionaries(
 )
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(FAST_DIALECTS), _constraints, _defaults)
 def test_a_default_the_fast_path_vouches_for_satisfies_its_schema(
     dialect: str, schema: dict[str, Any], value: Any
@@ -204,7 +204,7 @@ _instances = st.recursive(
 )
 
 
-@settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(FAST_DIALECTS), _schemas_tree, _instances)
 def test_an_instance_the_fast_path_vouches_for_satisfies_its_schema(dialect: str, schema: Any, value: Any) -> None:
     from quiver.schema_fast import instance_valid
