@@ -56,3 +56,38 @@ def _pattern_workers_stopped() -> Iterator[None]:
     from quiver.regex_budget import close_workers
 
     close_workers()
+
+
+# The files that run longest (seconds of one worker, measured 2026-12-03 on a quiet 2-core machine), longest first.
+# pytest runs `--dist loadfile --no-loadscope-reorder`: xdist hands files out in collection order, so these start
+# first and the short files fill in behind them (longest-first scheduling). xdist's own order (most tests first)
+# left the two longest single-test files to start last, and one worker idle for 15-20 s at the end of the run.
+# A stale list only costs time, never a result.
+LONGEST_FIRST = (
+    "tests/runtime/test_faults_e2e.py",  # 60 s
+    "tests/runtime/test_serve_e2e.py",  # 47
+    "tests/runtime/test_serve_eras.py",  # 32
+    "tests/runtime/test_advise_e2e.py",  # 28
+    "tests/report/test_html_layout.py",  # 25
+    "tests/runtime/test_stdio_calls.py",  # 22
+    "tests/sources/test_live.py",  # 22
+    "tests/test_host_exports.py",  # 19
+    "tests/runtime/test_http_hardening.py",  # 19
+    "tests/test_action.py",  # 18
+    "tests/runtime/test_upstream.py",  # 17
+    "tests/runtime/test_serve_project.py",  # 14
+    "tests/runtime/test_serve_exit.py",  # 14
+    "tests/runtime/test_replicas.py",  # 13
+    "tests/commands/test_snapshot.py",  # 13
+    "tests/runtime/test_flow_guard_e2e.py",  # 11
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first (`LONGEST_FIRST`), then every other file in collection order (a stable sort)."""
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+
+    def position(item: pytest.Item) -> int:
+        return rank.get(item.path.relative_to(ROOT).as_posix(), len(rank))
+
+    items.sort(key=position)

@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from quiver import __version__
-from quiver.commands import ledger_cli, usage_cli
 from quiver.commands._group import QuiverGroup
 from quiver.commands._options import (
     baseline_options,
@@ -31,7 +30,34 @@ from quiver.commands.serve import LOG_LEVELS
 from quiver.host_exports import EMITTERS
 
 
-@click.group(cls=QuiverGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def _stats() -> click.Command:
+    from quiver.commands.usage_cli import stats_command
+
+    return stats_command
+
+
+def _advise() -> click.Command:
+    from quiver.commands.usage_cli import advise_command
+
+    return advise_command
+
+
+def _budget() -> click.Command:
+    from quiver.commands.usage_cli import budget_command
+
+    return budget_command
+
+
+def _ledger() -> click.Command:
+    from quiver.commands.ledger_cli import ledger_group
+
+    return ledger_group
+
+
+_LAZY = {"stats": _stats, "advise": _advise, "budget": _budget, "ledger": _ledger}  # imported when they run
+
+
+@click.group(cls=QuiverGroup, lazy=_LAZY, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="quiver")
 def cli() -> None:
     """quiver: compile, lint, diff and serve agent definitions and their MCP tools."""
@@ -351,12 +377,6 @@ def route_test_command(
         root=_root(project), cases=cases, fmt=fmt, baseline=baseline, update_baseline=update_baseline, lexical=lexical
     )
     return render(run(options))
-
-
-cli.add_command(usage_cli.stats_command)
-cli.add_command(usage_cli.advise_command)
-cli.add_command(usage_cli.budget_command)
-cli.add_command(ledger_cli.ledger_group)
 
 
 def main() -> None:

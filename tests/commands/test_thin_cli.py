@@ -72,7 +72,11 @@ def test_every_command_module_runs_frozen_options_into_an_outcome(module: Module
 
 
 def leaf_commands(group: click.Group) -> Iterator[click.Command]:
-    for command in group.commands.values():
+    """Every leaf command as click finds it (the lazy ones too: `get_command` imports them)."""
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             yield from leaf_commands(command)
         else:
@@ -178,3 +182,14 @@ def test_a_failure_after_messages_prints_them_then_the_error_as_the_funnel_does(
     result = CliRunner().invoke(_demo, ["show", "--fail"])
     assert result.exit_code == 2
     assert result.stderr == "warning: before\nerror: first (h)\nerror: second\n"
+
+
+def test_start_up_imports_no_command_module_it_does_not_run() -> None:
+    """`quiver --version` loads the group only: the lazily registered command modules stay unimported."""
+    import subprocess
+    import sys
+
+    code = "import sys, quiver.cli; print(sorted(m for m in sys.modules if m.startswith('quiver.commands.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    for module in ("usage_cli", "ledger_cli", "lint", "compile", "diff"):
+        assert f"'quiver.commands.{module}'" not in out, out

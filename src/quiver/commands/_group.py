@@ -9,7 +9,7 @@ the traceback.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import click
@@ -22,6 +22,24 @@ INTERRUPTED = 130
 
 
 class QuiverGroup(click.Group):
+    """The `quiver` group. `lazy` maps the names of commands defined in other modules to functions that import
+    and return them: a module is imported only when its command runs or help lists it, so start-up pays only
+    for the command it runs."""
+
+    def __init__(
+        self, *args: Any, lazy: Mapping[str, Callable[[], click.Command]] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._lazy and cmd_name not in self.commands:
+            self.add_command(self._lazy[cmd_name](), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
