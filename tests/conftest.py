@@ -58,7 +58,7 @@ def _pattern_workers_stopped() -> Iterator[None]:
     close_workers()
 
 
-# The files that run longest (seconds of one worker, measured 2026-12-03 on a quiet 2-core machine), longest first.
+# The files that run longest (seconds of one worker, from a junit report of 2026-12-03 on 2 cores), longest first.
 # pytest runs `--dist loadfile --no-loadscope-reorder`: xdist hands files out in collection order, so these start
 # first and the short files fill in behind them (longest-first scheduling). xdist's own order (most tests first)
 # left the two longest single-test files to start last, and one worker idle for 15-20 s at the end of the run.

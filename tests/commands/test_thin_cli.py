@@ -9,6 +9,8 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -185,10 +187,8 @@ def test_a_failure_after_messages_prints_them_then_the_error_as_the_funnel_does(
 
 
 def test_start_up_imports_no_command_module_it_does_not_run() -> None:
-    """`quiver --version` loads the group only: the lazily registered command modules stay unimported."""
-    import subprocess
-    import sys
-
+    """Importing the group (what every `quiver` run does first) loads none of the lazily registered command
+    modules, nor the modules the other commands import when they run."""
     code = "import sys, quiver.cli; print(sorted(m for m in sys.modules if m.startswith('quiver.commands.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     for module in ("usage_cli", "ledger_cli", "lint", "compile", "diff"):
