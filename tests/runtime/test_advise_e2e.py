@@ -32,6 +32,7 @@ COMMAND_S = 30.0
 SESSIONS = 40
 SEED = 9  # all ten tools of the mix, refusals, invalid create_note calls, a calc/flaky failure first
 PRELOADED_BEFORE = {"calc/add", "calc/echo", "notes/search_notes"}  # examples/serve: preload_tools + named
+FAST_FLAKY = '\n[tools."calc/flaky"]\nretry = {initial_interval = 0.01, maximum_interval = 0.05}\n'
 
 
 async def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -79,6 +80,8 @@ async def test_gateway_measured_advice_lowers_tokens_per_session_and_shadow_reco
     assert all(plan.calls for plan in plans)  # every planned session makes a call, so the shadow log has it
     project = tmp_path / "project"
     shutil.copytree(repo_root / "examples" / "serve", project, ignore=shutil.ignore_patterns("build", ".quiver"))
+    with (project / "quiver.toml").open("a", encoding="utf-8") as config:
+        config.write(FAST_FLAKY)  # the default backoff (1 s, then 2 s) would only make the test wait
     manifest = project / "build" / "quiver" / "assistant.json"
 
     with anyio.fail_after(TEST_S):
