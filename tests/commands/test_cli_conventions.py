@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,32 +66,68 @@ def test_force_color_colors_piped_output_and_no_color_wins(tmp_path: Path) -> No
         assert "\x1b[" not in _quiver("lint", cwd=tmp_path, FORCE_COLOR=off).stdout
 
 
-def test_ctrl_c_exits_130_not_1(tmp_path: Path) -> None:
-    marker = tmp_path / "started"
-    script = f"import pathlib, sys; pathlib.Path({str(marker)!r}).write_text('x'); sys.stdin.read()"
-    (tmp_path / ".mcp.json").write_text(
-        json.dumps({"mcpServers": {"slow": {"command": sys.executable, "args": ["-c", script]}}}), encoding="utf-8"
-    )
+def _interrupted_snapshot(project: Path, held: Callable[[], None]) -> subprocess.CompletedProcess[str]:
+    """`quiver snapshot` of `project`, interrupted with SIGINT once `held()` returns (the server holds it)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "quiver", "snapshot", "--timeout", "60", "-C", str(tmp_path)],
+        [sys.executable, "-m", "quiver", "snapshot", "--timeout", "60", "-C", str(project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        for _ in range(600):
-            if marker.exists() or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        assert marker.exists(), "the server never started"
+        held()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=30)  # far below the 60 s capture timeout a lost Ctrl-C waits for
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "error: interrupted"
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_ctrl_c_exits_130_not_1(tmp_path: Path) -> None:
+    """A stdio server that never answers initialize: Ctrl-C stops it and exits 130."""
+    marker = tmp_path / "started"
+    script = f"import pathlib, sys; pathlib.Path({str(marker)!r}).write_text('x'); sys.stdin.read()"
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"slow": {"command": sys.executable, "args": ["-c", script]}}}), encoding="utf-8"
+    )
+
+    def started() -> None:
+        for _ in range(1200):
+            if marker.exists():
+                return
+            time.sleep(0.05)
+        raise AssertionError("the server never started")
+
+    done = _interrupted_snapshot(tmp_path, started)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "error: interrupted"
+
+
+def test_ctrl_c_during_an_http_capture_exits_130(tmp_path: Path) -> None:
+    """An HTTP server that takes the request and never answers: Ctrl-C ends the capture, not its timeout."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+        (tmp_path / ".mcp.json").write_text(
+            json.dumps({"mcpServers": {"silent": {"type": "http", "url": url}}}), encoding="utf-8"
+        )
+        held: list[socket.socket] = []
+
+        def connected() -> None:
+            listener.settimeout(60)
+            conn, _ = listener.accept()
+            held.append(conn)
+            conn.settimeout(60)
+            assert conn.recv(65536).startswith(b"POST "), "no request came"  # the request arrived, unanswered
+
+        try:
+            done = _interrupted_snapshot(tmp_path, connected)
+        finally:
+            for conn in held:
+                conn.close()
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "error: interrupted"
 
 
 def test_lint_takes_a_directory_and_reports_only_what_is_inside(tmp_path: Path) -> None:

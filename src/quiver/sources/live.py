@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from quiver.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
 
     from mcp import ClientSession
@@ -106,10 +106,12 @@ def fetch_catalog_sync(
     timeout_s: float = 30.0,
     name: str | None = None,
 ) -> CapturedCatalog:
-    """`fetch_catalog` for synchronous callers: runs it in a fresh event loop."""
+    """`fetch_catalog` for synchronous callers: runs it in a fresh event loop; Ctrl-C raises KeyboardInterrupt
+    once the capture has stopped its server (`_interruptible`)."""
     import anyio
 
     return anyio.run(
+        _interruptible,
         partial(
             fetch_catalog,
             transport=transport,
@@ -121,8 +123,49 @@ def fetch_catalog_sync(
             headers=headers,
             timeout_s=timeout_s,
             name=name,
-        )
+        ),
     )
+
+
+async def _interruptible(capture: Callable[[], Awaitable[CapturedCatalog]]) -> CapturedCatalog:
+    """Run `capture`; SIGINT cancels it through an anyio cancel scope, then raises KeyboardInterrupt.
+
+    The event loop's own Ctrl-C handling is one native `task.cancel()`: a single CancelledError, which code
+    unwinding through the SDK's shielded transport shutdown can absorb, leaving the capture waiting for its
+    timeout (seen once: a stdio server held at initialize outlived Ctrl-C by more than 30 s). A cancelled
+    scope is cancelled again at every checkpoint until it exits. Whatever the capture raises once interrupted
+    (a transport closed under it, say) is the interrupt. Off the main thread, where no handler can be
+    installed, the capture runs as it is.
+    """
+    import asyncio
+    import signal
+
+    import anyio
+
+    interrupted = False
+    loop = asyncio.get_running_loop()
+    with anyio.CancelScope() as scope:
+
+        def on_sigint() -> None:
+            nonlocal interrupted
+            interrupted = True
+            scope.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+            return await capture()
+        try:
+            result = await capture()
+        except Exception:
+            if interrupted:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+    if interrupted:  # the scope caught its cancellation, or the capture ended just as Ctrl-C came
+        raise KeyboardInterrupt
+    return result
 
 
 @dataclass(slots=True)
