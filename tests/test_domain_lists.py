@@ -39,11 +39,15 @@ def enums(node: Any, at: str = "") -> Iterator[tuple[str, list[Any]]]:
 
 
 def options(command: click.Command, path: str = "quiver") -> Iterator[tuple[str, click.Parameter]]:
-    """(command path, parameter) of every option of every command."""
+    """(command path, parameter) of every option of every command, lazily registered ones included (through
+    `list_commands`/`get_command`, as click resolves them: `Group.commands` holds a lazy one only once used)."""
     for param in command.params:
         yield path, param
     if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
+        ctx = click.Context(command, info_name=path.rsplit(" ", 1)[-1])
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, f"{path} {name}"
             yield from options(sub, f"{path} {name}")
 
 
