@@ -364,3 +364,20 @@ def test_a_docs_cosine_is_the_best_of_its_vectors_and_minus_one_without_any() ->
     assert np.allclose(Semantic(vectors).cosines(query), want, atol=1e-6)
     single = [unit(1) for _ in range(4)]
     assert np.allclose(Semantic(single).cosines(query), [float(np.dot(d[0], query)) for d in single], atol=1e-6)
+
+
+def test_the_one_query_session_encodes_as_the_full_model_does_and_steps_aside_once_it_is_loaded() -> None:
+    """`quiver search` encodes its one query without constant folding (cheaper to load, slower per run): the
+    vectors must be the full model's, and once the full model is loaded it is the one used."""
+    from quiver._search import _embed
+
+    queries = ["open a pull request", "what is 17.5% of 2340 plus 89", "is my local working copy clean?", "x"]
+    unfolded = _embed.MiniLM(folded=False)
+    full = _embed.MiniLM()
+    for query in queries:
+        a, b = unfolded.encode([query])[0], full.encode([query])[0]
+        assert max(abs(x - y) for x, y in zip(a.tolist(), b.tolist(), strict=True)) < 1e-5, query
+    _embed.model()  # the process-wide full model is loaded: a one-off query reuses it
+    before = _embed._one_query_model.cache_info().currsize
+    _embed.encode_query("open a pull request", once=True)
+    assert _embed._one_query_model.cache_info().currsize == before

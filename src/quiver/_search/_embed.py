@@ -32,9 +32,15 @@ class ModelError(InputError):
 
 
 class MiniLM:
-    """all-MiniLM-L6-v2 sentence encoder; `encode` returns unit-length float32 rows."""
+    """all-MiniLM-L6-v2 sentence encoder; `encode` returns unit-length float32 rows.
 
-    def __init__(self, threads: int = 1) -> None:
+    `folded=False` turns onnxruntime's constant folding off. The model's int8 weights sit behind
+    DequantizeLinear nodes, and folding turns them into float32 once, at load (86 MB; 0.4 s CPU and +190 MB
+    of RSS in all), after which each run is ~5 ms. Unfolded, loading is 0.1 s and +60 MB, but every run
+    dequantizes again (~80 ms): the cheaper choice only for a process that encodes one query (`encode_query`).
+    Both give the same vectors to within 2e-7."""
+
+    def __init__(self, threads: int = 1, *, folded: bool = True) -> None:
         np = importlib.import_module("numpy")
         ort = importlib.import_module("onnxruntime")
         tokenizers = importlib.import_module("tokenizers")
@@ -54,7 +60,10 @@ class MiniLM:
         options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
         self._np = np
-        self._session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        disabled = None if folded else ["ConstantFolding"]
+        self._session = ort.InferenceSession(
+            data, options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled
+        )
         self._tok = tokenizers.Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8"))
         self._tok.enable_truncation(MAX_TOKENS)
         self._tok.no_padding()
@@ -87,6 +96,19 @@ class MiniLM:
 def model() -> MiniLM:
     """The process-wide encoder, loaded on first use (23 MB of int8 weights, about 0.2 s)."""
     return MiniLM()
+
+
+@lru_cache(maxsize=1)
+def _one_query_model() -> MiniLM:
+    return MiniLM(folded=False)
+
+
+def encode_query(query: str, *, once: bool = False) -> Matrix:
+    """The unit vector of one query. `once`: the process ranks only this query (`quiver search`), so unless the
+    full model is loaded already, an unfolded session encodes it (0.2 s CPU and about 80 MB of peak RSS less)."""
+    if once and model.cache_info().currsize == 0:
+        return _one_query_model().encode([query])[0]
+    return model().encode([query])[0]
 
 
 def encode(texts: Sequence[str]) -> list[tuple[float, ...]]:

@@ -151,20 +151,21 @@ class SearchIndex:
         any case) ranks that tool first (every tool of that name, by server, for a bare name)."""
         return [e.hit for e in self._ranked(query, limit, explain=False)]
 
-    def explain(self, query: str, limit: int = 10) -> list[Explained]:
-        """`search`, with what made each score: the words' and the embedding's shares and each signal's move."""
-        return self._ranked(query, limit, explain=True)
+    def explain(self, query: str, limit: int = 10, *, once: bool = False) -> list[Explained]:
+        """`search`, with what made each score: the words' and the embedding's shares and each signal's move.
+        `once`: this is the one query the process ranks (`_embed.encode_query`); the ranking is the same."""
+        return self._ranked(query, limit, explain=True, once=once)
 
-    def _ranked(self, query: str, limit: int, *, explain: bool) -> list[Explained]:
+    def _ranked(self, query: str, limit: int, *, explain: bool, once: bool = False) -> list[Explained]:
         config = self._config
         concepts = analyze(query, self._postings, self._typo_candidates, config.query)
         scores = _rank.score(self._postings, concepts, config.coordination)
         matched = bool(scores)
         parts: dict[int, tuple[float, float, float]] | None = {} if explain else None
         if self._semantic is not None and query.strip():
-            from quiver._search._embed import model
+            from quiver._search._embed import encode_query
 
-            vector = model().encode([query])[0]
+            vector = encode_query(query, once=once)
             scores = self._semantic.fuse(
                 vector,
                 scores,

@@ -37,20 +37,30 @@ class SearchOptions:
 
 def run(options: SearchOptions) -> Outcome:
     o = options
-    return Outcome(search_tools(o.root, o.query, o.agent, o.limit, o.fmt, lexical=o.lexical, explain=o.explain))
+    ranked = search_tools(o.root, o.query, o.agent, o.limit, o.fmt, lexical=o.lexical, explain=o.explain, once=True)
+    return Outcome(ranked)
 
 
 def search_tools(
-    root: Path, query: str, agent: str | None, limit: int, fmt: str, *, lexical: bool = False, explain: bool = False
+    root: Path,
+    query: str,
+    agent: str | None,
+    limit: int,
+    fmt: str,
+    *,
+    lexical: bool = False,
+    explain: bool = False,
+    once: bool = False,
 ) -> str:
-    """The ranking `quiver search` prints (text or JSON); `quiver.api.search` reads its JSON."""
+    """The ranking `quiver search` prints (text or JSON); `quiver.api.search` reads its JSON. `once`: the
+    process ranks no other query (the command), so the query is encoded the way cheapest for one."""
     if not query.strip():
         raise UsageError(
             "the query is empty", hint='say what the tool should do: `quiver search "open a pull request"`'
         )
     project = load_project(root)
     docs = scope_docs(project, agent)
-    explained = project_index(project, docs, lexical=lexical).explain(query, limit)
+    explained = project_index(project, docs, lexical=lexical).explain(query, limit, once=once)
     described = {(d.server, d.tool): d.description for d in docs}
     rows: list[dict[str, object]] = []
     for e in explained:
