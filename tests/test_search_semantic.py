@@ -16,7 +16,7 @@ import pytest
 
 from quiver._search import _text
 from quiver._search._query import QueryOptions, analyze
-from quiver._search._scope import warm_root
+from quiver._search._scope import warm_project
 from quiver._search._similar import first_clause, paraphrases, purpose_text, semantic_similarity
 from quiver._search._vectors import VectorCache
 from quiver.commands.explain import explain_agent as explain
@@ -219,7 +219,7 @@ def test_lint_never_imports_embedding_code_and_its_findings_ignore_the_vector_ca
     shutil.rmtree(demo / ".quiver" / "cache", ignore_errors=True)
     cold_report = _lint_report(demo, env)
     assert "ROUTE001" in cold_report  # the lock's vectors are read: the pair rules have something to say
-    assert warm_root(demo) > 0  # what snapshot does after writing the lock: the vector cache is now warm
+    assert warm_project(load_project(demo)) > 0  # every text a search encodes: the vector cache is now warm
     assert list((demo / ".quiver" / "cache" / "vectors").glob("*.f32"))
     assert _lint_modules(demo, env) == []
     assert _lint_report(demo, env) == cold_report  # the findings do not depend on the cache

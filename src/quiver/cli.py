@@ -106,20 +106,25 @@ def explain_command(project: Path, agent: str, tool: str | None, fmt: str, host:
 
 @cli.command("snapshot")
 @project_option
-@click.option("--server", "servers", multiple=True, help="Only this server (repeatable); with --import, its name.")
 @click.option(
-    "--import", "import_path", default=None, help="Import a tools/list JSON or a directory of tool snapshots."
+    "--server", "servers", multiple=True, help="Only this server (repeatable); with --import, the n-th names the n-th."
+)
+@click.option(
+    "--import",
+    "import_paths",
+    multiple=True,
+    help="Import a tools/list JSON or a directory of tool snapshots (repeatable, each with its --server).",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a live server no longer matches the lock.")
 @click.option("--timeout", type=float, default=None, help="Seconds to wait for each server (default: its timeout).")
 def snapshot_command(
-    project: Path, servers: tuple[str, ...], import_path: str | None, check: bool, timeout: float | None
+    project: Path, servers: tuple[str, ...], import_paths: tuple[str, ...], check: bool, timeout: float | None
 ) -> int:
     """Capture each configured server's tools (initialize + tools/list) into quiver.lock.json."""
     from quiver.commands.snapshot import SnapshotOptions, run
 
     options = SnapshotOptions(
-        root=_root(project), servers=servers, import_path=import_path, check=check, timeout=timeout
+        root=_root(project), servers=servers, import_paths=import_paths, check=check, timeout=timeout
     )
     return render(run(options))
 

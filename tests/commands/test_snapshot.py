@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -102,6 +103,43 @@ def test_import_keeps_other_servers_and_reuses_their_token_counts(corpus: Path, 
     assert [(t.name, t.sha256, t.tokens) for t in lock.servers["time"].tools] == [
         (t.name, t.sha256, t.tokens) for t in first.tools
     ]
+
+
+def test_several_imports_in_one_call_lock_what_the_same_imports_one_by_one_lock(corpus: Path, tmp_path: Path) -> None:
+    catalogs = corpus / "catalogs"
+    pairs = [("time", catalogs / "time.json"), ("git", catalogs / "git.json"), ("fetch", catalogs / "fetch.json")]
+    one_by_one, together = tmp_path / "one", tmp_path / "together"
+    for root in (one_by_one, together):
+        root.mkdir()
+    for server, path in pairs:
+        assert run(one_by_one, "snapshot", "--import", str(path), "--server", server)[0] == 0
+    args = [arg for server, path in pairs for arg in ("--import", str(path), "--server", server)]
+    code, err = run(together, "snapshot", *args)
+    assert code == 0, err
+    assert [line.split(" tools of ")[1] for line in err.splitlines()] == [
+        "`time` into quiver.lock.json", "`git` into quiver.lock.json", "`fetch` into quiver.lock.json",
+    ]  # fmt: skip
+    assert (together / "quiver.lock.json").read_bytes() == (one_by_one / "quiver.lock.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--import", "a.json", "--import", "b.json", "--server", "a"], "one --server NAME per source (2 source(s)"),
+        (["--import", "a.json", "--server", "a", "--import", "b.json", "--server", "a"], "--server a is named for"),
+        (["--import", "a.json", "--server", "a", "--import", "x.json", "--server", "x"], "no tool list found"),
+    ],
+    ids=["a-name-short", "a-name-twice", "a-broken-second-source"],
+)
+def test_a_bad_import_of_several_writes_nothing(tmp_path: Path, args: list[str], says: str) -> None:
+    tool = {"name": "ping", "inputSchema": {"type": "object"}}
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"tools": [tool]}))
+    (tmp_path / "x.json").write_text('{"nothing": 1}')
+    with contextlib.chdir(tmp_path):
+        code, err = run(tmp_path, "snapshot", *args)
+    assert code == 2 and says in err, err
+    assert not (tmp_path / "quiver.lock.json").exists()
 
 
 def test_import_of_a_file_without_tools_is_refused(tmp_path: Path) -> None:

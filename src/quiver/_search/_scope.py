@@ -4,7 +4,8 @@
 users wrote in config (`[tools."server/tool"] examples = [...]`); route cases are never read here, so a
 route test cannot pass by finding its own query. `project_index` builds the index the config asks for
 (`search = "semantic"` by default, `"lexical"` or `--lexical` for none of the model), with the vector
-cache under the project root. `warm_project` encodes what is new, for `snapshot` and `compile`.
+cache under the project root. `warm_project` encodes what is new in a project, `warm_catalogs` what
+`snapshot` brought in.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from quiver._search._vectors import Vector, VectorCache
 from quiver.extras import note_semantic_once
 
 if TYPE_CHECKING:
+    from quiver.config import Config
     from quiver.project import Project
     from quiver.resolve import ResolvedAgent
+    from quiver.sources.lock import ServerCatalog
 
 Examples = Mapping[str, tuple[str, ...]]
 
@@ -102,20 +105,26 @@ def warm_project(project: Project) -> int:
     Skipped for `search = "lexical"`, without the model, and when caches are off (`QUIVER_NO_CACHE`)."""
     if not semantic_for(project) or os.environ.get("QUIVER_NO_CACHE") or not semantic_available():
         return 0
-    cache = VectorCache(project.root)
-    todo = cache.missing(_texts(project))
+    return _warm(project.root, _texts(project))
+
+
+def warm_catalogs(root: Path, config: Config, catalogs: Iterable[ServerCatalog]) -> int:
+    """What `snapshot` warms once it wrote the lock: the search texts of the catalogs it captured or imported
+    (with the examples `config` gives them), so its work follows what came in, not the size of the lock; how
+    many were new. The other servers' texts were warmed when they came in (a search or `serve` encodes what a
+    deleted cache lost), and the tools' purpose texts are the lock's (`_lock_vectors`)."""
+    if config.search != "semantic" or os.environ.get("QUIVER_NO_CACHE") or not semantic_available():
+        return 0
+    docs = with_examples([d for c in catalogs for d in docs_from_tools(c.name, c.tools)], config.examples)
+    return _warm(root, [t for d in docs for t in embed_texts(d)])
+
+
+def _warm(root: Path, texts: Sequence[str]) -> int:
+    cache = VectorCache(root)
+    todo = cache.missing(texts)
     if todo:
         from quiver._search._embed import encode
 
         cache.vectors(todo, encode)
         cache.save()
     return len(todo)
-
-
-def warm_root(root: Path) -> int:
-    """`warm_project` for the project at `root` (after `snapshot` wrote its lock)."""
-    if os.environ.get("QUIVER_NO_CACHE"):
-        return 0  # nothing would be kept: do not even load the project
-    from quiver.project import load_project
-
-    return warm_project(load_project(root))

@@ -36,29 +36,45 @@ def text_key(text: str) -> str:
 
 
 class VectorCache:
-    """Vectors by text key for one model; `root=None` keeps them in memory only."""
+    """Vectors by text key for one model; `root=None` keeps them in memory only.
 
-    __slots__ = ("_dirty", "_rows", "model_id", "path")
+    The file's rows stay one float32 array (`_base`, with `_index` from key to row) until a vector is asked
+    for: checking what is missing and writing the file back never turn them into Python floats, so reading a
+    cache of 15,000 vectors costs its JSON key line and 23 MB, not 180 MB of tuples."""
+
+    __slots__ = ("_base", "_dirty", "_index", "_rows", "model_id", "path")
 
     def __init__(self, root: Path | None, model_id: str = MODEL_ID) -> None:
         self.model_id = model_id
         self.path = root / CACHE_DIR / f"{model_id}.f32" if root is not None else None
-        self._rows: dict[str, Vector] = {}
+        self._index: dict[str, int] = {}
+        self._base = array.array("f")
+        self._rows: dict[str, Vector] = {}  # added by this process (never a key of `_index`)
         self._dirty = False
         if self.path is not None:
-            self._rows = _read(self.path)
+            self._index, self._base = _read(self.path)
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._index) + len(self._rows)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows or key in self._index
+
+    def _get(self, key: str) -> Vector | None:
+        row = self._rows.get(key)
+        if row is not None:
+            return row
+        i = self._index.get(key)
+        return None if i is None else tuple(self._base[i * DIM : (i + 1) * DIM].tolist())
 
     def get(self, text: str) -> Vector | None:
-        return self._rows.get(text_key(text))
+        return self._get(text_key(text))
 
     def missing(self, texts: Sequence[str]) -> list[str]:
         """The distinct texts of `texts` not in the cache, in first-seen order."""
         seen: dict[str, None] = {}
         for text in texts:
-            if text_key(text) not in self._rows:
+            if text_key(text) not in self:
                 seen.setdefault(text, None)
         return list(seen)
 
@@ -79,16 +95,22 @@ class VectorCache:
                 if len(memo) < MEMO_LIMIT:
                     memo[text_key(text)] = vector
             self._dirty = True
-        return [self._rows.get(text_key(t)) for t in texts]
+        return [self._get(text_key(t)) for t in texts]
 
     def save(self) -> bool:
         """Write the file when something was added; False when nothing was written."""
         if not self._dirty or self.path is None or os.environ.get("QUIVER_NO_CACHE"):
             return False
-        keys = sorted(self._rows)[-MAX_ENTRIES:] if len(self._rows) > MAX_ENTRIES else sorted(self._rows)
+        every = sorted({*self._index, *self._rows})
+        keys = every[-MAX_ENTRIES:] if len(every) > MAX_ENTRIES else every
         floats = array.array("f")
+        base, index, rows = self._base, self._index, self._rows
         for key in keys:
-            floats.extend(self._rows[key])
+            i = index.get(key)
+            if i is not None:
+                floats.extend(base[i * DIM : (i + 1) * DIM])
+            else:
+                floats.extend(rows[key])
         if sys.byteorder != "little":
             floats.byteswap()
         header = json.dumps({"model": self.model_id, "dim": DIM, "keys": keys}, separators=(",", ":")).encode()
@@ -105,26 +127,27 @@ class VectorCache:
         return True
 
 
-def _read(path: Path) -> dict[str, Vector]:
+def _read(path: Path) -> tuple[dict[str, int], array.array[float]]:
+    """(row of each key, the rows as one native-order float32 array); empty for a missing or foreign file."""
+    empty: tuple[dict[str, int], array.array[float]] = ({}, array.array("f"))
     try:
         data = path.read_bytes()
     except OSError:
-        return {}
+        return empty
     if not data.startswith(MAGIC):
-        return {}
+        return empty
     end = data.find(b"\n", len(MAGIC))
     try:
         header = json.loads(data[len(MAGIC) : end])
         keys = header["keys"]
         if header.get("dim") != DIM or not isinstance(keys, list):
-            return {}
+            return empty
         floats = array.array("f")
         floats.frombytes(data[end + 1 :])
     except (ValueError, KeyError, TypeError):
-        return {}
+        return empty
     if len(floats) != len(keys) * DIM:
-        return {}
+        return empty
     if sys.byteorder != "little":
         floats.byteswap()
-    values = floats.tolist()
-    return {str(k): tuple(values[i * DIM : (i + 1) * DIM]) for i, k in enumerate(keys)}
+    return {str(k): i for i, k in enumerate(keys)}, floats

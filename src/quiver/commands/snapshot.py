@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver._search._lock_vectors import lock_vectors
-from quiver._search._scope import warm_root
+from quiver._search._scope import warm_catalogs
 from quiver.commands._progress import Progress
 from quiver.commands.outcome import Outcome
-from quiver.config import load_config
+from quiver.config import Config, load_config
 from quiver.errors import ConfigError, InputError, Position, UsageError
 from quiver.extras import require
 from quiver.model import Lock, Server, sha256_json
@@ -27,8 +27,8 @@ from quiver.variables import expand
 @dataclass(frozen=True, slots=True)
 class SnapshotOptions:
     root: Path
-    servers: tuple[str, ...] = ()  # only these servers; with `import_path`, the one it names
-    import_path: str | None = None  # a tools/list JSON or a directory of tool snapshots, instead of live servers
+    servers: tuple[str, ...] = ()  # only these servers; with `import_paths`, the one each path's tools belong to
+    import_paths: tuple[str, ...] = ()  # tools/list JSON files or directories of tool snapshots, not live servers
     check: bool = False  # write nothing; exit 1 when a live server no longer matches the lock
     timeout: float | None = None  # seconds per server (default: its timeout_ms, else 30)
 
@@ -37,14 +37,12 @@ def run(options: SnapshotOptions) -> Outcome:
     """Import a catalog into the lock, or snapshot (or check) the live servers; the report is on stderr."""
 
     root = options.root
-    lock_rel = load_config(root).lock
-    if options.import_path is not None:
-        if len(options.servers) != 1:
-            raise UsageError("--import needs exactly one --server NAME", hint="name the server the tools belong to")
-        return Outcome(messages=(run_import(root, options.import_path, options.servers[0], lock_rel),))
+    config = load_config(root)
+    if options.import_paths:
+        return Outcome(messages=tuple(run_import(root, config, options.import_paths, options.servers)))
 
     require("serve", "`quiver snapshot` of live servers")  # MCP client; `--import` needs nothing more
-    code, lines = run_live(root, options.servers, lock_rel, check=options.check, timeout_s=options.timeout)
+    code, lines = run_live(root, config, options.servers, check=options.check, timeout_s=options.timeout)
     return Outcome(messages=tuple(lines), code=code)
 
 
@@ -158,19 +156,33 @@ def _confined(root: Path, lock_rel: str) -> None:
         )
 
 
-def run_import(root: Path, source: str, server: str, lock_rel: str) -> str:
-    path = Path(source) if Path(source).is_absolute() else (Path.cwd() / source)
-    catalog = import_catalog(path, server, source)
-    lock = read_lock(root, lock_rel)
-    text = merged_lock_text(lock, [catalog], root)
+def run_import(root: Path, config: Config, sources: Sequence[str], servers: Sequence[str]) -> list[str]:
+    """Import each source as the server named beside it (the n-th `--server` for the n-th `--import`) in one
+    read and one write of the lock: every source is read before anything is written."""
+    if len(servers) != len(sources):
+        raise UsageError(
+            f"--import needs one --server NAME per source ({len(sources)} source(s), {len(servers)} name(s))",
+            hint="name each source's server after it: `--import a.json --server a --import b.json --server b`",
+        )
+    twice = sorted({name for name in servers if servers.count(name) > 1})
+    if twice:
+        raise UsageError(
+            f"--server {twice[0]} is named for more than one --import", hint="import each server from one source"
+        )
+    catalogs = []
+    for source, server in zip(sources, servers, strict=True):
+        path = Path(source) if Path(source).is_absolute() else (Path.cwd() / source)
+        catalogs.append(import_catalog(path, server, source))
+    lock_rel = config.lock
+    text = merged_lock_text(read_lock(root, lock_rel), catalogs, root)
     _confined(root, lock_rel)
     write_atomic(root / lock_rel, text)
-    warm_root(root)
-    return f"imported {len(catalog.tools)} tools of `{server}` into {lock_rel}"
+    warm_catalogs(root, config, catalogs)
+    return [f"imported {len(c.tools)} tools of `{c.name}` into {lock_rel}" for c in catalogs]
 
 
 def run_live(
-    root: Path, names: Sequence[str], lock_rel: str, *, check: bool, timeout_s: float | None
+    root: Path, config: Config, names: Sequence[str], *, check: bool, timeout_s: float | None
 ) -> tuple[int, list[str]]:
     """Snapshot (or check) live servers. Returns (exit code, report lines).
 
@@ -178,6 +190,7 @@ def run_live(
     it where it is defined, and exit 2; the lock is still written, atomically, with the servers that
     answered (a broken server keeps what the lock held for it), as `compile` names every broken file."""
 
+    lock_rel = config.lock
     servers = select(all_servers(root), names)
     lock = read_lock(root, lock_rel)
     environ = dict(os.environ)
@@ -201,6 +214,6 @@ def run_live(
     if catalogs:
         _confined(root, lock_rel)
         write_atomic(root / lock_rel, merged_lock_text(lock, catalogs, root))
-        warm_root(root)  # the new tools' search vectors, so no later command waits for them
+        warm_catalogs(root, config, catalogs)  # the new tools' search vectors, so no later command waits for them
     written = [f"snapshotted `{c.name}`: {len(c.tools)} tools" for c in catalogs]
     return (2, [*written, *errors]) if errors else (0, written)
