@@ -184,8 +184,8 @@ def test_a_description_change_that_pushes_a_case_down_fails_against_the_baseline
     run(demo, baseline=baseline, update_baseline=True)
     lock = json.loads((demo / "quiver.lock.json").read_text(encoding="utf-8"))
     entry = next(t for t in lock["servers"]["github"]["tools"] if t["tool"]["name"] == "issue_write")
-    # A rewording that reads well but drops "new" and "an issue": the case ranks worse than before.
-    entry["tool"]["description"] = "Write operations on issues: method create or update, with title, body and labels."
+    # A rewording that reads well but says last what it writes (issues): the case ranks worse than before.
+    entry["tool"]["description"] = "Record writes: method create or update, with title, body and labels; for issues."
     entry["sha256"] = sha256_json(entry["tool"])  # as `quiver snapshot` would pin the new description
     (demo / "quiver.lock.json").write_text(json.dumps(lock, indent=2), encoding="utf-8")
     code, out = run(demo, baseline=baseline)

@@ -56,7 +56,7 @@ class SearchConfig:
     b: tuple[float, ...] = (0.3, 0.75, 0.75, 0.75, 0.5)
     k1: float = 1.2
     coordination: float = 1.0  # score x (share of the request's words matched) ** coordination
-    semantic_weight: float = 0.75  # with vectors: z(lexical) + this x z(cosine) over the candidates
+    semantic_weight: float = 1.5  # with vectors: z(lexical) + this x z(cosine) over the candidates
     semantic_depth: int = 300  # candidates taken from each of the lexical and the embedding ranking
     rrf: int = 0  # > 0: reciprocal rank fusion with this k instead of the z-score sum (benchmark only)
     # `_search/_intent.py`: a tool whose verb agrees with the request's (+1) or contradicts it (-1), and the
