@@ -3,6 +3,7 @@ piped, `lint DIR`, `--changed-only` in every format, globs in `mcp_configs`."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -66,8 +67,11 @@ def test_force_color_colors_piped_output_and_no_color_wins(tmp_path: Path) -> No
         assert "\x1b[" not in _quiver("lint", cwd=tmp_path, FORCE_COLOR=off).stdout
 
 
-def _interrupted_snapshot(project: Path, held: Callable[[], None]) -> subprocess.CompletedProcess[str]:
-    """`quiver snapshot` of `project`, interrupted with SIGINT once `held()` returns (the server holds it)."""
+def _interrupted_snapshot(
+    project: Path, held: Callable[[], None], interrupt: Callable[[int], None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`quiver snapshot` of `project`, interrupted with SIGINT once `held()` returns (the server holds it);
+    `interrupt(pid)` sends it some other way."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "quiver", "snapshot", "--timeout", "60", "-C", str(project)],
         stdout=subprocess.PIPE,
@@ -76,7 +80,10 @@ def _interrupted_snapshot(project: Path, held: Callable[[], None]) -> subprocess
     )
     try:
         held()
-        proc.send_signal(signal.SIGINT)
+        if interrupt is None:
+            proc.send_signal(signal.SIGINT)
+        else:
+            interrupt(proc.pid)
         out, err = proc.communicate(timeout=30)  # far below the 60 s capture timeout a lost Ctrl-C waits for
     finally:
         if proc.poll() is None:
@@ -85,11 +92,11 @@ def _interrupted_snapshot(project: Path, held: Callable[[], None]) -> subprocess
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def test_ctrl_c_exits_130_not_1(tmp_path: Path) -> None:
-    """A stdio server that never answers initialize: Ctrl-C stops it and exits 130."""
-    marker = tmp_path / "started"
+def _silent_stdio_server(project: Path) -> Callable[[], None]:
+    """A stdio server in `project`'s .mcp.json that never answers initialize; returns a wait for its start."""
+    marker = project / "started"
     script = f"import pathlib, sys; pathlib.Path({str(marker)!r}).write_text('x'); sys.stdin.read()"
-    (tmp_path / ".mcp.json").write_text(
+    (project / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"slow": {"command": sys.executable, "args": ["-c", script]}}}), encoding="utf-8"
     )
 
@@ -100,7 +107,28 @@ def test_ctrl_c_exits_130_not_1(tmp_path: Path) -> None:
             time.sleep(0.05)
         raise AssertionError("the server never started")
 
-    done = _interrupted_snapshot(tmp_path, started)
+    return started
+
+
+def test_ctrl_c_exits_130_not_1(tmp_path: Path) -> None:
+    """A stdio server that never answers initialize: Ctrl-C stops it and exits 130."""
+    done = _interrupted_snapshot(tmp_path, _silent_stdio_server(tmp_path))
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "error: interrupted"
+
+
+def _to_another_thread(pid: int) -> None:
+    """SIGINT to a thread of `pid` other than its main one (asyncio's child watcher waits in one), as the kernel
+    may deliver a terminal's Ctrl-C: the main thread, asleep in epoll, is not woken by the signal itself."""
+    threads = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
+    target = threads[0] if threads else pid  # no other thread (a pidfd child watcher): the main one
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(pid, target, signal.SIGINT) == 0, os.strerror(ctypes.get_errno())
+
+
+def test_ctrl_c_delivered_to_another_thread_still_ends_the_capture(tmp_path: Path) -> None:
+    """Before the capture took SIGINT itself, such a Ctrl-C waited out the capture's 60 s timeout."""
+    done = _interrupted_snapshot(tmp_path, _silent_stdio_server(tmp_path), _to_another_thread)
     assert done.returncode == 130, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "error: interrupted"
 

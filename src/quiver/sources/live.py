@@ -130,12 +130,14 @@ def fetch_catalog_sync(
 async def _interruptible(capture: Callable[[], Awaitable[CapturedCatalog]]) -> CapturedCatalog:
     """Run `capture`; SIGINT cancels it through an anyio cancel scope, then raises KeyboardInterrupt.
 
-    The event loop's own Ctrl-C handling is one native `task.cancel()`: a single CancelledError, which code
-    unwinding through the SDK's shielded transport shutdown can absorb, leaving the capture waiting for its
-    timeout (seen once: a stdio server held at initialize outlived Ctrl-C by more than 30 s). A cancelled
-    scope is cancelled again at every checkpoint until it exits. Whatever the capture raises once interrupted
-    (a transport closed under it, say) is the interrupt. Off the main thread, where no handler can be
-    installed, the capture runs as it is.
+    asyncio's Runner handles Ctrl-C with a plain `signal.signal` handler and no wakeup fd: when the kernel
+    delivers the SIGINT to another thread (asyncio's child watcher waits in `waitpid` in one), the main
+    thread, asleep in epoll, runs the handler only when epoll next returns, at the capture's timeout.
+    `loop.add_signal_handler` sets the wakeup fd, so the loop wakes whichever thread took the signal. A
+    cancelled scope is cancelled again at every checkpoint until it exits (one native `task.cancel()` can be
+    absorbed by the SDK's shielded shutdown). Whatever the capture raises once interrupted (a transport closed
+    under it, say) is the interrupt. Off the main thread, where no handler can be installed, the capture runs
+    as it is.
     """
     import asyncio
     import signal
