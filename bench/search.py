@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     variants: list[tuple[str, SearchConfig]] = [
         ("  fusion by RRF (k=10) instead", replace(base, rrf=10, semantic_weight=1.0)),
-        ("  embedding weight 1.5", replace(base, semantic_weight=1.5)),
+        ("  embedding weight 0.75 (before)", replace(base, semantic_weight=0.75)),
         ("  without synonym vocabulary", replace(base, query=replace(q, synonyms=False))),
         ("  without typo tolerance", replace(base, query=replace(q, typos=False))),
         ("  without value shapes", replace(base, query=replace(q, shapes=False))),
@@ -426,7 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     for name, rank in (("default", quiver_ranker(fused[1])), ("lexical", rows[1][2])):
         p50, p99 = latency(rank, dev + eval_small, rounds=2)
-        print(f"query latency over 673 tools, {name} (incl. encoding): p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+        goal = " (goal: < 0.8 ms)" if name == "lexical" else ""
+        shown = f"p50 {p50:.2f} ms, p99 {p99:.2f} ms{goal}; load {_load()}"
+        print(f"query latency over 673 tools, {name} (incl. encoding): {shown}")
     print(f"build, 673 tools (lexical index):          {timed(lambda: SearchIndex.build(large))}")
     print(f"vectors, 673 tools (MiniLM int8, cold): {vector_build * 1000:6.0f} ms wall, {vector_cpu * 1000:.0f} ms cpu")
     print(f"encoding per 1,000 tools: {vector_cpu * 1000 / len(large):.2f} s cpu (goal <= 3 s; load {_load()})")
