@@ -205,7 +205,7 @@ class SearchIndex:
         else None: the same answer as reading `search(query, within)`, without ranking every candidate.
 
         Only candidates whose score could end on either side of the doc's, once moved, are adjusted; the
-        rest are decided by their unadjusted score alone (a move is at most `reach`)."""
+        rest are decided by their unadjusted score alone (a move is at most `reach` either way, `rise` up)."""
         if self._semantic is not None or self.exact(query):  # no cheap bound: read the ranking
             hits = self.search(query, within)
             doc = self.docs[doc_index]
@@ -216,14 +216,15 @@ class SearchIndex:
         if doc_index not in scores or within <= 0:
             return None
         mover = self._mover(query, concepts, scores)
-        reach, move = mover if mover is not None else (0.0, lambda _i, score: score)
+        reach, rise, move = mover if mover is not None else (0.0, 0.0, lambda _i, score: score)
         reach = reach * (1.0 + 1e-9) + 1e-12  # float rounding of a move never crosses the bound
+        rise = rise * (1.0 + 1e-9) + 1e-12
         docs = self.docs
         mine = move(doc_index, scores[doc_index])
         order = (docs[doc_index].server, docs[doc_index].tool)
         ahead = 0
         for j, score in scores.items():
-            if j == doc_index or score + reach < mine:
+            if j == doc_index or score + rise < mine:
                 continue
             if score - reach <= mine:
                 moved = move(j, score)
@@ -251,9 +252,9 @@ class SearchIndex:
         concepts: Sequence[Concept],
         scores: Mapping[int, float],
         moves: dict[int, list[tuple[str, float]]] | None = None,
-    ) -> tuple[float, Callable[[int, float], float]] | None:
-        """How candidates' scores move (`_adjust`): the largest move either way, and the move of one; None when
-        nothing moves (the best score ties the `ADJUST_SPREAD`-th)."""
+    ) -> tuple[float, float, Callable[[int, float], float]] | None:
+        """How candidates' scores move (`_adjust`): the largest move either way, the largest move up, and the
+        move of one; None when nothing moves (the best score ties the `ADJUST_SPREAD`-th)."""
         config = self._config
         top = heapq.nlargest(ADJUST_SPREAD, scores.values())
         unit = top[0] - top[-1]
@@ -261,6 +262,9 @@ class SearchIndex:
             return None
         weights = (config.intent_weight, config.name_weight, config.server_weight, config.numbers_weight)
         reach = unit * sum(abs(w) for w in weights)
+        # up: agreement is -1, 0 or +1; name cover in [0, 1]; server named and numbers unfit are 0 or 1
+        intent, name, server, numbers = weights
+        rise = unit * (abs(intent) + max(name, 0.0) + max(server, 0.0) + max(-numbers, 0.0))
         asked_class = _intent.query_class(query)
         asked: dict[str, float] = {}
         said: set[str] = set()
@@ -291,7 +295,7 @@ class SearchIndex:
                 - config.numbers_weight * unfit
             )
 
-        return reach, move
+        return reach, rise, move
 
     def _adjust(
         self,
@@ -305,17 +309,18 @@ class SearchIndex:
         of the gap between the best score and the `ADJUST_SPREAD`-th: comparable to the gaps among the
         tools in contention, whatever the scale of the scores (lexical alone or fused).
 
-        A move is at most `reach` either way. Candidates are adjusted best first, and once one's score plus
-        `reach` is below the `limit`-th adjusted score so far, neither it nor any after it can enter the
-        first `limit`: those are dropped unadjusted (the result is the same)."""
+        A move up is at most `rise`. Candidates are adjusted best first, and once one's score plus `rise` is
+        below the `limit`-th adjusted score so far, neither it nor any after it can enter the first `limit`:
+        those are dropped unadjusted (the result is the same)."""
         mover = self._mover(query, concepts, scores, moves)
         if mover is None:
             return
-        reach, move = mover
+        _, rise, move = mover
+        rise = rise * (1.0 + 1e-9) + 1e-12  # float rounding of a move never crosses the bound
         kept: dict[int, float] = {}
         floor: list[float] = []  # min-heap of the best `limit` adjusted scores
         for i, score in sorted(scores.items(), key=lambda kv: -kv[1]):
-            if len(floor) == limit and score + reach < floor[0]:
+            if len(floor) == limit and score + rise < floor[0]:
                 break
             moved = move(i, score)
             kept[i] = moved
