@@ -67,3 +67,24 @@ def test_rank_of_is_the_place_search_gives_the_doc(index_and_queries: tuple[Sear
                 ranked += expected is not None
                 outside += expected is None
     assert ranked > 500 and outside > 500  # both answers well represented
+
+
+def test_the_fusions_top_k_is_the_set_a_stable_sort_puts_first_ties_included() -> None:
+    """`_fuse._top` picks candidates without sorting them all: the same set as the sort it replaces."""
+    import heapq
+    import random
+
+    import numpy as np
+
+    from quiver._search._fuse import _top
+
+    rng = random.Random(29)
+    for _ in range(300):
+        n = rng.randint(1, 60)
+        values = np.asarray([rng.choice([0.1, 0.2, 0.2, 0.5, rng.random()]) for _ in range(n)], dtype=np.float32)
+        depth = rng.randint(1, n + 3)
+        assert set(_top(np, values, depth)) == set(np.argsort(-values, kind="stable")[:depth].tolist())
+        keys = np.asarray(rng.sample(range(1000), n), dtype=np.int64)
+        scores = dict(zip(keys.tolist(), values.astype(np.float64).tolist(), strict=True))
+        want = {k for k, _ in heapq.nsmallest(depth, scores.items(), key=lambda kv: (-kv[1], kv[0]))}
+        assert set(keys[_top(np, values.astype(np.float64), depth, keys)].tolist()) == want

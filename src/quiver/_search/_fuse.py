@@ -74,16 +74,23 @@ class Semantic:
         depth = min(depth, self._ndocs)
         if depth <= 0:
             return {}
-        lex_top = heapq.nsmallest(depth, lexical.items(), key=lambda kv: (-kv[1], kv[0]))
-        dense_top = np.argsort(-cos, kind="stable")[:depth].tolist()
+        dense_top = np.argsort(-cos, kind="stable")[:depth].tolist() if rrf else sorted(_top(np, cos, depth))
         if not lexical:  # no word of the query is in the index: only a clear embedding match counts
             kept = {i: float(cos[i]) for i in dense_top if cos[i] >= UNMATCHED_COSINE}
             if parts is not None:
                 parts.update({i: (0.0, c, c) for i, c in kept.items()})
             return kept
-        ids = sorted({i for i, _ in lex_top} | set(dense_top))
         if rrf:
-            lex_rank = {i: r for r, (i, _) in enumerate(lex_top)}
+            lex_top = [i for i, _ in heapq.nsmallest(depth, lexical.items(), key=lambda kv: (-kv[1], kv[0]))]
+        elif len(lexical) <= depth:
+            lex_top = list(lexical)
+        else:
+            keys = np.fromiter(lexical.keys(), dtype=np.int64, count=len(lexical))
+            lex_top = keys[_top(np, np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical)), depth, keys)]
+            lex_top = lex_top.tolist()
+        ids = sorted(set(lex_top) | set(dense_top))
+        if rrf:
+            lex_rank = {i: r for r, i in enumerate(lex_top)}
             dense_rank = {i: r for r, i in enumerate(dense_top)}
             return {
                 i: (1.0 / (rrf + lex_rank[i]) if i in lex_rank else 0.0)
@@ -98,6 +105,20 @@ class Semantic:
                 parts[i] = (w, m, float(cos[i]))
         fused = words + meaning
         return {i: float(s) for i, s in zip(ids, fused.tolist(), strict=True)}
+
+
+def _top(np: Any, values: Matrix, depth: int, keys: Matrix | None = None) -> Any:
+    """The positions of the `depth` largest `values`, ties taken by the smaller key (the position when `keys`
+    is None): the set a stable descending sort would put first, in no particular order, without sorting all."""
+    if depth >= len(values):
+        return np.arange(len(values)).tolist() if keys is None else np.arange(len(values))
+    kth = np.partition(values, len(values) - depth)[len(values) - depth]  # the depth-th largest value
+    above = np.flatnonzero(values > kth)
+    tied = np.flatnonzero(values == kth)
+    if keys is not None:
+        tied = tied[np.argsort(keys[tied], kind="stable")]
+    chosen = np.concatenate((above, tied[: depth - len(above)]))
+    return chosen.tolist() if keys is None else chosen
 
 
 def _z(np: Any, values: Matrix) -> Matrix:
