@@ -67,11 +67,17 @@ async def serve_stdio(gateway: Gateway) -> int:
 
     server = gateway.server
     serving = anyio.CancelScope()
+    sweeping = anyio.CancelScope()
     stopped = anyio.Event()
     received: list[int] = []
+
+    async def sweeps() -> None:
+        with sweeping:
+            await gateway.sweep_orphans(sweep_interval())
+
     async with gateway, anyio.create_task_group() as tg:
-        tg.start_soon(_stop_on_signals, gateway, serving, stopped, received)
-        tg.start_soon(gateway.sweep_orphans, sweep_interval())
+        tg.start_soon(_stop_on_signals, gateway, (sweeping, serving), stopped, received)
+        tg.start_soon(sweeps)
         transport = _stdio.stdio_streams() if _stdio.usable() else stdio_server()
         with serving:
             async with transport as (read_stream, write_stream):
@@ -83,6 +89,10 @@ async def serve_stdio(gateway: Gateway) -> int:
                 else:
                     await server.run(read_stream, write_stream, server.create_initialization_options())
         stopped.set()
+        # no sweep starts a reconcile once serving has stopped (after a signal, none has since it came): what
+        # the stop left unknown, the next gateway settles; a sweep racing the shutdown would ask an upstream
+        # that is being stopped
+        sweeping.cancel()
         logger.info("the client left: stopping the upstream servers")
         await gateway.upstreams.aclose()
         tg.cancel_scope.cancel()
@@ -106,20 +116,27 @@ def sweep_interval() -> float:
 
 
 async def _stop_on_signals(
-    gateway: Gateway, serving: anyio.CancelScope, stopped: anyio.Event, received: list[int]
+    gateway: Gateway,
+    scopes: tuple[anyio.CancelScope, anyio.CancelScope],
+    stopped: anyio.Event,
+    received: list[int],
 ) -> None:
-    """On SIGTERM/SIGINT: cancel the calls in flight (they are recorded) and let serve_stdio stop the upstreams.
+    """On SIGTERM/SIGINT: stop the sweeps, then cancel the calls in flight (they are recorded) and let
+    serve_stdio stop the upstreams. `scopes` is (the sweeps', serving's): in that order, no sweep settles a
+    call the stop has just recorded, so what the stop leaves unknown is left to the next gateway.
 
     The SDK's `stdio_server` (the fallback transport) reads stdin in a worker thread that a cancellation
     cannot interrupt: if serving has not stopped within STOP_GRACE_S, stop the upstreams and exit here.
     A second signal exits at once (the guards kill the upstreams).
     """
+    sweeping, serving = scopes
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             name = signal.Signals(signum).name
             received.append(int(signum))
             if not serving.cancel_called:
                 logger.info("received %s: recording the calls in flight, then stopping the upstream servers", name)
+                sweeping.cancel()
                 serving.cancel()
                 with anyio.move_on_after(STOP_GRACE_S):
                     await stopped.wait()
