@@ -27,7 +27,7 @@ import os
 import stat
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, cast
@@ -271,6 +271,7 @@ async def serve(
     write_stream: _LineWriter,
     init: InitializationOptions,
     gateway: DirectGateway | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> None:
     """`server.run(read_stream, write_stream, init)` without the SDK's relay task.
 
@@ -281,7 +282,8 @@ async def serve(
     hands the stream itself to the era's loop: two event-loop turns less per message. Falls back to
     `server.run` when the SDK's loops are not as 2.3 has them (`mcp_sdk.stream_loops`: gone, renamed or
     called differently). With `gateway`, the tools/call lines `_stdio_calls` accepts are answered beside
-    the SDK.
+    the SDK. `on_end` is called once serving ends, before the calls still in flight beside the SDK are
+    cancelled (and recorded).
     """
     loops = stream_loops()
     if loops is None:
@@ -307,6 +309,8 @@ async def serve(
                     raise_exceptions=False,
                 )
         finally:
+            if on_end is not None:
+                on_end()
             if direct is not None:
                 read_stream._lines.direct = write_stream.direct = None
                 await direct.aclose()

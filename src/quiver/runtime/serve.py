@@ -83,9 +83,8 @@ async def serve_stdio(gateway: Gateway) -> int:
             async with transport as (read_stream, write_stream):
                 logger.info("serving agent `%s` over stdio", gateway.manifest.agent_id)
                 if isinstance(read_stream, _stdio._LineReader) and isinstance(write_stream, _stdio._LineWriter):
-                    await _stdio.serve(
-                        server, read_stream, write_stream, server.create_initialization_options(), gateway
-                    )
+                    init = server.create_initialization_options()
+                    await _stdio.serve(server, read_stream, write_stream, init, gateway, on_end=sweeping.cancel)
                 else:
                     await server.run(read_stream, write_stream, server.create_initialization_options())
         stopped.set()
