@@ -148,6 +148,48 @@ def test_import_of_a_file_without_tools_is_refused(tmp_path: Path) -> None:
     assert code == 2 and "no tool list found" in err
 
 
+# A stdio server written by hand (no SDK, which would refuse to serve these tools): JSON-RPC lines, the
+# handshake, and a tools/list whose first two tools break MCP's Tool schema, as a published release of a
+# popular server did (inputSchema without "type").
+BAD_TOOLS_SERVER = """
+import json, sys
+tools = [
+    {"name": "read_file", "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {}}},
+    {"name": "write_file", "inputSchema": {"properties": {"path": {"type": "string"}}}},
+    {"name": "fine", "inputSchema": {"type": "object"}},
+]
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "bad-tools", "version": "1.0.0"}}
+    elif message["method"] == "tools/list":
+        result = {"tools": tools}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def test_a_server_whose_tools_break_the_mcp_schema_is_named_with_the_tools_and_the_problem(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "server.py").write_text(BAD_TOOLS_SERVER, encoding="utf-8")
+    servers = {"bad": {"command": sys.executable, "args": [str(tmp_path / "server.py")]}}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "quiver", "snapshot", "--project", str(tmp_path)], capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()  # one line, no pydantic dump
+    assert line.startswith("error: .mcp.json:1:") and "server `bad`" in line, line
+    assert 'serves 2 tool(s) that are not valid MCP: inputSchema.type is missing (MCP requires "object"): ' in line
+    assert "tools[0], tools[1] (" in line and "quiver snapshot --import FILE --server NAME" in line
+    assert not (tmp_path / "quiver.lock.json").exists()  # no part of a server is locked
+
+
 def test_a_snapshot_tries_every_server_names_each_broken_one_and_locks_the_good_ones(tmp_path: Path) -> None:
     """A real `quiver snapshot` process: a crashing, a missing and a hanging server beside a good one."""
     import re

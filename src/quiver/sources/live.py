@@ -255,6 +255,7 @@ async def _list_all_tools(session: ClientSession, label: str) -> list[dict[str, 
     """Follow `nextCursor` to the end; a repeated cursor or more than MAX_PAGES pages is an error."""
     import mcp.types as types
     from mcp import MCPError
+    from pydantic import ValidationError
 
     tools: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -267,6 +268,8 @@ async def _list_all_tools(session: ClientSession, label: str) -> list[dict[str, 
             if cursor is None and exc.code == types.METHOD_NOT_FOUND:
                 return tools  # a server without the tools capability serves no tools
             raise
+        except ValidationError as exc:  # not MCP's Tool shape: name the tools and what is wrong with each
+            raise _invalid_listing(label, exc) from None
         tools.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
         cursor = page.next_cursor
         if not cursor:  # absent, null or "" all end the listing
@@ -353,6 +356,59 @@ def _is_connection_failure(exc: BaseException) -> bool:
         return True
     # ClientSession.initialize rejects a protocol version it does not speak with a bare RuntimeError.
     return type(exc) is RuntimeError and "protocol version" in str(exc)
+
+
+INVALID_SHOWN = 3  # tools named per problem in the message about an invalid tools/list answer
+
+
+def _invalid_listing(label: str, exc: Exception) -> InputError:
+    """The error for a tools/list page the SDK refused to read (it checks every answer against MCP's schema,
+    raw requests included): which tools, by position, and the first problem of each. A snapshot never locks
+    part of a server: the lock keeps what it held for it."""
+    errors = getattr(exc, "errors", None)
+    found = errors() if callable(errors) else []
+    first: dict[int, str] = {}
+    for error in found:
+        loc = tuple(error.get("loc", ()))
+        if len(loc) >= 2 and loc[0] == "tools" and isinstance(loc[1], int) and loc[1] not in first:
+            first[loc[1]] = _problem(loc[2:], str(error.get("msg", "invalid")))
+    if not first:  # the tools are not what is wrong: the page itself (its cursor, its shape) is
+        return InputError(
+            f"{label} answered tools/list with something that is not MCP: {_first_problem(exc)}",
+            hint="report it to the server's authors",
+        )
+    by_problem: dict[str, list[int]] = {}
+    for n, what in sorted(first.items()):
+        by_problem.setdefault(what, []).append(n)
+    shown = []
+    for what, where in by_problem.items():
+        places = ", ".join(f"tools[{n}]" for n in where[:INVALID_SHOWN])
+        more = f" and {len(where) - INVALID_SHOWN} more" if len(where) > INVALID_SHOWN else ""
+        shown.append(f"{what}: {places}{more}")
+    return InputError(
+        f"{label} serves {len(first)} tool(s) that are not valid MCP: {'; '.join(shown)}",
+        hint="a newer release of the server may fix it (report it to its authors); or fix its tools/list JSON by "
+        "hand and lock that: `quiver snapshot --import FILE --server NAME`",
+    )
+
+
+def _problem(path: tuple[object, ...], message: str) -> str:
+    """`inputSchema.type is missing (MCP requires "object")`, from a pydantic error's path and message."""
+    where = ".".join(str(part) for part in path) or "the tool"
+    message = message.rstrip(".")
+    if message == "Field required":
+        required = ' (MCP requires "object")' if path == ("inputSchema", "type") else ""
+        return f"{where} is missing{required}"
+    return f"{where}: {message}"
+
+
+def _first_problem(exc: Exception) -> str:
+    """The first problem a pydantic ValidationError names, on its wire path; else the exception's detail."""
+    errors = getattr(exc, "errors", None)
+    found = errors() if callable(errors) else []
+    if not found:
+        return _detail(exc)
+    return _problem(tuple(found[0].get("loc", ())), str(found[0].get("msg", "invalid")))
 
 
 def _leaf(exc: BaseException) -> BaseException:
