@@ -52,6 +52,22 @@ CLAUDE_KEYS = frozenset(
     }
 )
 
+# Keys another host's agent files use, which a file here may share: named as that host's, never "did you mean".
+# OpenCode (https://opencode.ai/docs/agents): `mode: subagent`, `hidden: true` appear in awesome-copilot's agents.
+OPENCODE_KEYS = frozenset(
+    {"disable", "hidden", "maxSteps", "mode", "permission", "permissions", "prompt", "steps", "temperature", "top_p",
+     "variant"}
+)  # fmt: skip
+
+
+def _other_host(key: str, kind: str) -> str | None:
+    """The host whose agent files read `key`, when this kind of file has no such key."""
+    if key in CLAUDE_KEYS and kind != "claude":
+        return "Claude Code (`.claude/agents/*.md`)"
+    if key in OPENCODE_KEYS:
+        return "OpenCode (`.opencode/agents/*.md`)"
+    return None
+
 
 def _is_str(value: JSON) -> bool:
     return isinstance(value, str)
@@ -146,10 +162,16 @@ def _check_agent(agent: Agent) -> Iterator[Finding]:
     for key, value in agent.frontmatter.items():
         where = agent.key_locations.get(key, agent.location)
         if key not in known:
-            fallback = "remove it, or suppress this finding if another tool reads it"
-            yield UNKNOWN_FRONTMATTER_KEY.finding(
-                location=where, agent=agent.id, key=key, suggestion=did_you_mean(key, known, fallback)
-            )
+            host = _other_host(key, agent.kind)
+            if host is not None:  # a key of another host's format, not a typo of one of ours
+                suggestion = (
+                    f"`{key}` is read by {host}, not by the hosts of this file: remove it, or suppress AGT002 "
+                    "here if the file is shared with that host"
+                )
+            else:
+                fallback = "remove it, or suppress this finding if another tool reads it"
+                suggestion = did_you_mean(key, known, fallback)
+            yield UNKNOWN_FRONTMATTER_KEY.finding(location=where, agent=agent.id, key=key, suggestion=suggestion)
             continue
         if key == "description" and (value is None or value == ""):
             continue  # AGT001
@@ -205,11 +227,14 @@ mcp-servers:
 ```
 
 ## Fix
-The hint names the closest known key. It is wrong for a key another tool reads on purpose: suppress
-the finding with `<!-- quiver: ignore[AGT002] -->` above the key.
+The hint names the closest known key. A key that another host's agent files use (Claude Code's in a
+Copilot file; OpenCode's `mode`, `hidden`, `temperature`, `permission`, ...) is named as that host's
+instead, never "did you mean": if the file is shared with that host on purpose, suppress the finding
+with `<!-- quiver: ignore[AGT002] -->` above the key.
 
 ## References
-GitHub Docs, custom agents configuration; VS Code docs, custom agents; Copilot CLI command reference.
+GitHub Docs, custom agents configuration; VS Code docs, custom agents; Copilot CLI command reference;
+OpenCode docs, agents (https://opencode.ai/docs/agents).
 """,
 )
 
