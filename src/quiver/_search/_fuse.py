@@ -74,7 +74,7 @@ class Semantic:
         depth = min(depth, self._ndocs)
         if depth <= 0:
             return {}
-        dense_top = np.argsort(-cos, kind="stable")[:depth].tolist() if rrf else sorted(_top(np, cos, depth))
+        dense_top = np.argsort(-cos, kind="stable")[:depth].tolist() if rrf else sorted(_top(np, cos, depth).tolist())
         if not lexical:  # no word of the query is in the index: only a clear embedding match counts
             kept = {i: float(cos[i]) for i in dense_top if cos[i] >= UNMATCHED_COSINE}
             if parts is not None:
@@ -86,8 +86,8 @@ class Semantic:
             lex_top = list(lexical)
         else:
             keys = np.fromiter(lexical.keys(), dtype=np.int64, count=len(lexical))
-            lex_top = keys[_top(np, np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical)), depth, keys)]
-            lex_top = lex_top.tolist()
+            values = np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical))
+            lex_top = keys[_top(np, values, depth, keys)].tolist()
         ids = sorted(set(lex_top) | set(dense_top))
         if rrf:
             lex_rank = {i: r for r, i in enumerate(lex_top)}
@@ -107,18 +107,18 @@ class Semantic:
         return {i: float(s) for i, s in zip(ids, fused.tolist(), strict=True)}
 
 
-def _top(np: Any, values: Matrix, depth: int, keys: Matrix | None = None) -> Any:
-    """The positions of the `depth` largest `values`, ties taken by the smaller key (the position when `keys`
-    is None): the set a stable descending sort would put first, in no particular order, without sorting all."""
+def _top(np: Any, values: Matrix, depth: int, keys: Matrix | None = None) -> Matrix:
+    """The positions (an int array) of the `depth` largest `values`, ties taken by the smaller key (the position
+    when `keys` is None): the set a stable descending sort would put first, in no particular order, without
+    sorting all."""
     if depth >= len(values):
-        return np.arange(len(values)).tolist() if keys is None else np.arange(len(values))
+        return np.arange(len(values))
     kth = np.partition(values, len(values) - depth)[len(values) - depth]  # the depth-th largest value
     above = np.flatnonzero(values > kth)
     tied = np.flatnonzero(values == kth)
     if keys is not None:
         tied = tied[np.argsort(keys[tied], kind="stable")]
-    chosen = np.concatenate((above, tied[: depth - len(above)]))
-    return chosen.tolist() if keys is None else chosen
+    return np.concatenate((above, tied[: depth - len(above)]))
 
 
 def _z(np: Any, values: Matrix) -> Matrix:

@@ -92,12 +92,9 @@ def purpose_vectors(project: Project, docs: Sequence[SearchDoc]) -> list[Vector 
 
 
 def _texts(project: Project) -> list[str]:
-    """Every text the project's searches and ROUTE rules embed: tools (with examples), purposes, agents."""
+    """Every text the project's searches and the lock's purpose vectors embed: tools (with examples), purposes."""
     docs = project_docs(project)
-    texts = [t for d in docs for t in embed_texts(d)]
-    texts += [purpose_text(d.tool, d.description) for d in docs]
-    texts += [purpose_text("", a.description) for a in project.agents if isinstance(a.description, str)]
-    return texts
+    return [t for d in docs for t in embed_texts(d)] + [purpose_text(d.tool, d.description) for d in docs]
 
 
 def warm_project(project: Project) -> int:

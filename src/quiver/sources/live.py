@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from mcp import ClientSession
     from mcp.client.session import IncomingMessage
+    from pydantic import ValidationError
 
     from quiver.mcp_sdk import TransportStreams
 
@@ -361,32 +362,32 @@ def _is_connection_failure(exc: BaseException) -> bool:
 INVALID_SHOWN = 3  # tools named per problem in the message about an invalid tools/list answer
 
 
-def _invalid_listing(label: str, exc: Exception) -> InputError:
+def _invalid_listing(label: str, exc: ValidationError) -> InputError:
     """The error for a tools/list page the SDK refused to read (it checks every answer against MCP's schema,
     raw requests included): which tools, by position, and the first problem of each. A snapshot never locks
     part of a server: the lock keeps what it held for it."""
-    errors = getattr(exc, "errors", None)
-    found = errors() if callable(errors) else []
+    errors = exc.errors()
     first: dict[int, str] = {}
-    for error in found:
-        loc = tuple(error.get("loc", ()))
+    for error in errors:
+        loc = tuple(error["loc"])
         if len(loc) >= 2 and loc[0] == "tools" and isinstance(loc[1], int) and loc[1] not in first:
-            first[loc[1]] = _problem(loc[2:], str(error.get("msg", "invalid")))
+            first[loc[1]] = _problem(loc[2:], error["msg"])
     if not first:  # the tools are not what is wrong: the page itself (its cursor, its shape) is
+        shown = _problem(tuple(errors[0]["loc"]), errors[0]["msg"]) if errors else _detail(exc)
         return InputError(
-            f"{label} answered tools/list with something that is not MCP: {_first_problem(exc)}",
+            f"{label} answered tools/list with something that is not MCP: {shown}",
             hint="report it to the server's authors",
         )
     by_problem: dict[str, list[int]] = {}
     for n, what in sorted(first.items()):
         by_problem.setdefault(what, []).append(n)
-    shown = []
+    listed = []
     for what, where in by_problem.items():
         places = ", ".join(f"tools[{n}]" for n in where[:INVALID_SHOWN])
         more = f" and {len(where) - INVALID_SHOWN} more" if len(where) > INVALID_SHOWN else ""
-        shown.append(f"{what}: {places}{more}")
+        listed.append(f"{what}: {places}{more}")
     return InputError(
-        f"{label} serves {len(first)} tool(s) that are not valid MCP: {'; '.join(shown)}",
+        f"{label} serves {len(first)} tool(s) that are not valid MCP: {'; '.join(listed)}",
         hint="a newer release of the server may fix it (report it to its authors); or fix its tools/list JSON by "
         "hand and lock that: `quiver snapshot --import FILE --server NAME`",
     )
@@ -400,15 +401,6 @@ def _problem(path: tuple[object, ...], message: str) -> str:
         required = ' (MCP requires "object")' if path == ("inputSchema", "type") else ""
         return f"{where} is missing{required}"
     return f"{where}: {message}"
-
-
-def _first_problem(exc: Exception) -> str:
-    """The first problem a pydantic ValidationError names, on its wire path; else the exception's detail."""
-    errors = getattr(exc, "errors", None)
-    found = errors() if callable(errors) else []
-    if not found:
-        return _detail(exc)
-    return _problem(tuple(found[0].get("loc", ())), str(found[0].get("msg", "invalid")))
 
 
 def _leaf(exc: BaseException) -> BaseException:
