@@ -31,13 +31,14 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+
+from _child import run_child
 
 from quiver._search._vectors import VectorCache
 from quiver.search import SearchConfig, SearchDoc, SearchIndex, doc_vectors, docs_from_tools, semantic_available
@@ -304,18 +305,6 @@ CLI_QUERIES = ("open a pull request", "what changed in my working tree", "take a
                "remember that bob works at acme", "who starred my repo")  # fmt: skip
 
 
-def _child(argv: Sequence[str], cwd: Path) -> tuple[float, float]:
-    """(CPU seconds, peak RSS MiB) of one child process, from its own rusage (os.wait4)."""
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {err.decode()[-500:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
-
-
 def cli_search_figures() -> None:
     """`quiver search` in a warm copy of examples/demo (its vector cache filled by a first run): median CPU and
     the largest peak RSS over five queries, with the embedding and with `--lexical` (goal: <= 0.35 s, 150 MiB)."""
@@ -324,11 +313,11 @@ def cli_search_figures() -> None:
         root = Path(tmp) / "demo"
         shutil.copytree(demo, root, ignore=shutil.ignore_patterns(".quiver"))
         base = [sys.executable, "-m", "quiver", "search"]
-        _child([*base, "warm the cache"], root)
+        run_child([*base, "warm the cache"], root)
         for label, extra in (("semantic", []), ("lexical", ["--lexical"])):
-            runs = [_child([*base, query, *extra], root) for query in CLI_QUERIES]
-            cpu = statistics.median(c for c, _ in runs)
-            peak = max(m for _, m in runs)
+            runs = [run_child([*base, query, *extra], root) for query in CLI_QUERIES]
+            cpu = statistics.median(r.cpu for r in runs)
+            peak = max(r.peak_mib for r in runs)
             print(f"quiver search, warm demo project ({label}): {cpu:.2f} s cpu (median of {len(runs)}), "
                   f"{peak:.0f} MiB peak RSS (goal <= 0.35 s, <= 150 MiB; load {_load()})", flush=True)  # fmt: skip
 

@@ -19,41 +19,26 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _child import Usage, run_child
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DATA = Path(os.environ.get("QUIVER_BENCH_DATA", Path.home() / ".cache" / "quiver-bench"))
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 REIMPORTED = "3blades-ai"  # 102 tools
 
 
-def snapshot(root: Path, pairs: list[tuple[Path, str]]) -> tuple[float, float, float]:
-    """(CPU seconds, peak RSS MiB, wall seconds) of one `quiver snapshot --import ...` of `pairs` into `root`."""
+def snapshot(root: Path, pairs: list[tuple[Path, str]]) -> Usage:
+    """One `quiver snapshot --import ...` of `pairs` into `root`, measured."""
     args = [arg for path, server in pairs for arg in ("--import", str(path), "--server", server)]
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "quiver", "snapshot", *args, "-C", str(root)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"quiver snapshot failed: {err.decode()[-1000:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, wall
+    return run_child([sys.executable, "-m", "quiver", "snapshot", *args, "-C", str(root)])
 
 
-def row(label: str, figures: tuple[float, float, float]) -> None:
-    cpu, peak, wall = figures
+def row(label: str, usage: Usage) -> None:
     load = os.getloadavg()[0]
-    print(f"{label:<58} {cpu:7.2f} {peak:9.0f} {wall:7.2f} {load:8.2f}", flush=True)
+    print(f"{label:<58} {usage.cpu:7.2f} {usage.peak_mib:9.0f} {usage.wall:7.2f} {load:8.2f}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
