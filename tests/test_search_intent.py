@@ -12,7 +12,7 @@ import pytest
 
 from quiver._search import _intent
 from quiver._search._query import analyze, topic_start
-from quiver._search._text import without_examples
+from quiver._search._text import stem, without_examples
 from quiver.search import SearchConfig, SearchDoc, SearchIndex, docs_from_tools
 
 OFF = SearchConfig(intent_weight=0.0, name_weight=0.0, server_weight=0.0, numbers_weight=0.0)
@@ -204,3 +204,32 @@ def test_a_request_naming_a_server_prefers_its_tools() -> None:
     query = "search the wiki for onboarding pages"
     assert _first(docs, query, OFF) == "websearch/search"
     assert _first(docs, query, replace(OFF, server_weight=1.5)) == "wiki/lookup_article"  # unit: the whole gap
+
+
+@pytest.mark.parametrize(
+    ("query", "dropped", "kept"),
+    [
+        ("tell me about Ada Lovelace", {"tell"}, {"ada", "lovelace"}),
+        ("give us the open invoices", {"give"}, {"invoice"}),
+        ("tell the team the build is red", set(), {"tell", "team"}),  # not framing: "tell" has its own object
+        ("give a talk summary", set(), {"give"}),
+    ],
+)
+def test_framing_verbs_before_me_or_us_are_not_terms(query: str, dropped: set[str], kept: set[str]) -> None:
+    said = ("tell", "give", "ada", "lovelace", "invoice", "team", "open", "build", "red", "talk", "summary")
+    vocabulary = {stem(w) for w in said}
+    terms = {t for c in analyze(query, vocabulary, (), SearchConfig().query) for t in c.terms}
+    assert not {stem(w) for w in dropped} & terms
+    assert {stem(w) for w in kept} <= terms
+
+
+def test_a_framing_verb_does_not_match_a_tool_that_uses_it_in_another_sense() -> None:
+    docs = [
+        SearchDoc("auth", "auth_test", "Checks authentication and tells you who you are."),
+        SearchDoc("wiki", "get_article", "Get the Wikipedia article on a subject."),
+    ]
+    query = "tell me about the wikipedia article on Ada Lovelace"
+    framed_off = replace(OFF, query=replace(OFF.query, framing=False))
+    assert SearchIndex.build(docs, config=framed_off).search(query, 2)[0].tool == "auth_test"
+    hits = SearchIndex.build(docs, config=OFF).search(query, 2)
+    assert [h.tool for h in hits] == ["get_article"]

@@ -51,6 +51,7 @@ class QueryOptions:
     quoted_weight: float = 0.5  # the words inside quotes
     topics: bool = True  # what follows "about", "search X for", a leading "remember that" is content
     topic_weight: float = 0.5  # the words of such a topic phrase (they do not count for coordination)
+    framing: bool = True  # "tell me", "give me": how the request is put, not what it asks (no term)
 
 
 def _phrase_key(phrase: str) -> tuple[str, ...]:
@@ -135,10 +136,12 @@ def analyze(
                 out.concept(primary=True)[term] = options.shape_weight
         primary = kind == "words"
         chunk_weight = 1.0 if primary else weights[kind]
-        seq = [(_text.stem(w), w) for w in _text.words(text)]
+        said = _text.words(text)
+        seq = [(_text.stem(w), w) for w in said]
+        framed = _framing(said) if options.framing else ()
         by_term: dict[str, dict[str, float]] = {}
-        for term, word in seq:
-            if word in _text.STOPWORDS:
+        for at, (term, word) in enumerate(seq):
+            if word in _text.STOPWORDS or at in framed:
                 continue
             if term not in by_term:
                 by_term[term] = out.concept(primary=primary)
@@ -157,6 +160,19 @@ def analyze(
         if options.synonyms:
             _expand(seq, known_words, options.synonym_weight, by_term, sense)
     return out.result()
+
+
+# Verbs that, before "me" or "us", only frame a request ("tell me about ...", "give me the ..."): tool texts
+# use them in other senses ("tells you who you are"), so a match on them is a stray one.
+_FRAMING_VERBS = frozenset(("tell", "give"))
+_FRAMED = frozenset(("me", "us"))
+
+
+def _framing(said: list[str]) -> frozenset[int]:
+    """The positions in `said` of framing verbs: "tell" or "give" followed by "me" or "us"."""
+    return frozenset(
+        at for at, (word, after) in enumerate(pairwise(said)) if word in _FRAMING_VERBS and after in _FRAMED
+    )
 
 
 _TOPIC_MARKERS = frozenset(("about", "regarding", "concerning", "saying"))
