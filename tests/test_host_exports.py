@@ -41,6 +41,27 @@ def _tools(path: Path) -> list[Any]:
 
 
 _NOT_TYPES = ("resources.*", "_client", "lib.*", "cli.*")
+_SCHEMA_KEYS = ("parameters", "input_schema")  # typed `Dict[str, object]` inside by both SDKs
+
+
+def _typed_view(value: Any) -> Any:
+    """`value` with each tool schema's property and definition bodies emptied: both SDKs type what lies inside
+    as `object`, so mypy reads the same verdict from a literal a tenth the size (half the test's run)."""
+    if isinstance(value, list):
+        return [_typed_view(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        if key in _SCHEMA_KEYS and isinstance(item, dict):
+            item = {
+                k: ({n: {} for n in v} if k in ("properties", "$defs") and isinstance(v, dict) else v)
+                for k, v in item.items()
+            }
+            out[key] = item
+        else:
+            out[key] = _typed_view(item)
+    return out
 
 
 def test_both_exports_of_every_demo_agent_type_check_against_the_sdks(exported: Path, tmp_path: Path) -> None:
@@ -55,7 +76,7 @@ def test_both_exports_of_every_demo_agent_type_check_against_the_sdks(exported: 
     assert len(files) >= 2
     for i, path in enumerate(files):
         kind = "ToolUnionParam" if path.name.endswith(".anthropic.json") else "ToolParam"
-        lines.append(f"tools_{i}: list[{kind}] = {_tools(path)!r}")
+        lines.append(f"tools_{i}: list[{kind}] = {_typed_view(_tools(path))!r}")
     checked = tmp_path / "exports_typed.py"
     checked.write_text("\n".join(lines) + "\n", encoding="utf-8")
     # The SDKs' clients and resources are not the tool types checked here: skipping them halves the run.
